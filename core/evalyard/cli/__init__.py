@@ -1,0 +1,62 @@
+"""The ``evalyard`` command line: a root group plus one module per command group.
+
+Only click is imported at start-up; each command imports what it needs when it
+runs, so ``evalyard --help`` stays fast however many plugins are installed.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import EvalyardError
+
+
+class CLIError(click.ClickException):
+    """Bad usage or bad input: one line on stderr, exit code 2."""
+
+    exit_code = 2
+
+
+class EvalyardGroup(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except EvalyardError as exc:
+            raise CLIError(str(exc)) from None
+
+
+@click.group(cls=EvalyardGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="evalyard")
+def cli():
+    """evalyard: evaluate LLM outputs with pluggable scorers; every run is kept.
+
+    \b
+    Start with:
+      evalyard scorers                 what can be measured
+      evalyard run suite.yaml          score a suite, print a summary
+      evalyard runs list               the runs kept in the database
+      evalyard compare BASE NEW        what changed between two runs
+    """
+
+
+def _load_commands() -> None:
+    from . import compare, plugins, run, runs
+
+    for module in (run, runs, compare, plugins):
+        module.register(cli)
+    from ..plugins import get_plugin_manager
+
+    try:
+        get_plugin_manager().hook.register_commands(cli=cli)
+    except EvalyardError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(2)
+
+
+_load_commands()
+
+
+def main() -> None:
+    cli(prog_name="evalyard")

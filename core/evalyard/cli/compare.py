@@ -1,0 +1,55 @@
+"""``evalyard compare BASE NEW``: per-scorer deltas with paired confidence intervals."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .options import db_option, echo_json, fmt, json_option, open_store, table
+
+
+@click.command()
+@click.argument("base")
+@click.argument("new")
+@click.option("--top", default=5, show_default=True, type=click.IntRange(0), help="Regressed cases to list per scorer.")
+@click.option("--fail-on-regression", is_flag=True,
+              help="Exit 1 when a scorer's 95% interval of the mean delta lies wholly on the worse side of zero.")
+@json_option
+@db_option
+def compare(base, new, top, fail_on_regression, as_json, db_url):
+    """Compare run NEW against run BASE, case by case (runs by id, id prefix or name)."""
+    from ..compare import compare_runs
+
+    store = open_store(db_url)
+    result = compare_runs(store, base, new, top=top)
+    regressed = [name for name, s in result["scorers"].items() if s["regressed"]]
+    if as_json:
+        echo_json(result)
+    else:
+        click.echo(f"base {result['base']}  ->  new {result['new']}")
+        rows = []
+        for name, s in result["scorers"].items():
+            ci = s["ci95"]
+            rows.append([
+                name, s["paired_cases"], fmt(s["base_mean"]), fmt(s["new_mean"]),
+                ("+" if (s["mean_delta"] or 0) >= 0 else "") + fmt(s["mean_delta"]),
+                f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "-",
+                f"{s['wins']}/{s['losses']}/{s['ties']}", "REGRESSED" if s["regressed"] else "",
+            ])
+        click.echo(table(["scorer", "pairs", "base", "new", "delta", "95% CI", "win/loss/tie", ""], rows))
+        for name, s in result["scorers"].items():
+            if s["worst_cases"]:
+                click.echo(f"\n{name}: most regressed cases")
+                click.echo(table(["case", "base", "new", "delta"],
+                                 [[w["case_id"], fmt(w["base"]), fmt(w["new"]), fmt(w["delta"])] for w in s["worst_cases"]]))
+        for key, label in (("only_in_base", "only in base"), ("only_in_new", "only in new")):
+            if result[key]:
+                click.echo(f"{label}: {', '.join(result[key])}")
+    if fail_on_regression and regressed:
+        click.echo(f"FAILED: regression in {', '.join(regressed)}", err=True)
+        sys.exit(1)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(compare)

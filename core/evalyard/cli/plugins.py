@@ -1,0 +1,90 @@
+"""``evalyard scorers``, ``plugins``, ``install`` and ``uninstall``: what is installed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import click
+
+from .options import echo_json, json_option, table
+
+
+@click.command()
+@json_option
+def scorers(as_json):
+    """List scorers: name, plugin, required case fields, config fields and defaults."""
+    from ..registry import get_registry
+    from ..scoring import describe_config
+
+    registry = get_registry()
+    data = []
+    for name in sorted(registry.scorers):
+        entry = registry.scorers[name]
+        cls = entry.obj
+        data.append({
+            "name": name, "plugin": entry.plugin, "version": cls.version, "description": cls.description,
+            "requires": list(cls.requires), "higher_is_better": cls.higher_is_better, "labels": list(cls.labels),
+            "threshold": cls.threshold, "executor": cls.executor, "config": describe_config(cls.Config),
+        })
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(table(
+        ["scorer", "plugin", "requires", "config (defaults)"],
+        [[d["name"], d["plugin"], ", ".join(d["requires"]),
+          ", ".join(f"{c['name']}={c['default']!r}" for c in d["config"]) or "-"] for d in data],
+    ))
+
+
+@click.command()
+@json_option
+@click.option("--all", "show_all", is_flag=True, help="Include the core's built-in plugins.")
+def plugins(as_json, show_all):
+    """List loaded plugins: name, version and the hooks each implements."""
+    from ..plugins import plugin_infos
+
+    data = [
+        {"name": i.name, "version": i.version, "distribution": i.distribution, "builtin": i.builtin, "hooks": i.hooks}
+        for i in plugin_infos() if show_all or not i.builtin
+    ]
+    if as_json:
+        echo_json(data)
+        return
+    if not data:
+        click.echo("no plugins installed (evalyard install evalyard-lexicon, or see --all)")
+        return
+    click.echo(table(["plugin", "version", "distribution", "hooks"],
+                     [[d["name"], d["version"] or "-", d["distribution"] or "-", ", ".join(d["hooks"])] for d in data]))
+
+
+def _pip(args: list[str]) -> None:
+    # The interpreter running evalyard, so packages land in evalyard's own environment.
+    completed = subprocess.run([sys.executable, "-m", "pip", *args])
+    if completed.returncode:
+        sys.exit(completed.returncode)
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("packages", nargs=-1, required=True)
+@click.option("--editable", "-e", is_flag=True, help="Install a local project in editable mode.")
+@click.option("--upgrade", "-U", is_flag=True)
+def install(packages, editable, upgrade):
+    """Install plugins (pip, into evalyard's environment)."""
+    args = ["install"] + (["--upgrade"] if upgrade else [])
+    for package in packages:
+        args += ["-e", package] if editable else [package]
+    _pip(args)
+
+
+@click.command()
+@click.argument("packages", nargs=-1, required=True)
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def uninstall(packages, yes):
+    """Uninstall plugins (pip, from evalyard's environment)."""
+    _pip(["uninstall", *packages] + (["-y"] if yes else []))
+
+
+def register(cli: click.Group) -> None:
+    for command in (scorers, plugins, install, uninstall):
+        cli.add_command(command)

@@ -1,0 +1,128 @@
+"""``evalyard runs list|show|export|delete``: the run history."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+import click
+
+from .options import db_option, echo_json, fmt, json_option, open_store, stats_table, table
+
+EXPORT_FIELDS = ("case_id", "scorer", "value", "label", "passed", "details", "error")
+
+
+@click.group()
+def runs():
+    """Runs kept in the database."""
+
+
+@runs.command("list")
+@click.option("--suite", help="Only runs of this suite.")
+@click.option("--limit", "-n", default=50, show_default=True, type=click.IntRange(0), help="0 for all.")
+@json_option
+@db_option
+def list_runs(suite, limit, as_json, db_url):
+    """List runs, newest first."""
+    store = open_store(db_url)
+    rows = store.list_runs(limit=limit or None, suite=suite)
+    data = [
+        {
+            "run_id": r.id, "name": r.name, "suite": s.name, "suite_version": s.version, "status": r.status,
+            "cases": s.case_count, "scorers": [sc["name"] for sc in r.scorers], "created_at": r.created_at.isoformat(),
+            "means": {k: v.get("mean") for k, v in (r.totals or {}).get("scorers", {}).items()},
+        }
+        for r, s in rows
+    ]
+    if as_json:
+        echo_json(data)
+        return
+    if not data:
+        click.echo(f"no runs yet in {store.url}")
+        return
+    click.echo(table(
+        ["run", "name", "suite", "status", "cases", "created", "scorers (mean)"],
+        [[d["run_id"], d["name"], d["suite"], d["status"], d["cases"], d["created_at"][:19].replace("T", " "),
+          ", ".join(f"{k}={fmt(v)}" for k, v in d["means"].items()) or ", ".join(d["scorers"])] for d in data],
+    ))
+
+
+@runs.command("show")
+@click.argument("run_ref", metavar="RUN")
+@json_option
+@db_option
+def show(run_ref, as_json, db_url):
+    """Show a run's metadata and per-scorer statistics (RUN: id, id prefix or name)."""
+    from ..stats import summarize
+
+    store = open_store(db_url)
+    run = store.get_run(run_ref)
+    suite = store.suite_of(run)
+    scorer_stats = {s["name"]: summarize(store.results(run.id, s["name"])) for s in run.scorers}
+    data = {
+        "run_id": run.id, "name": run.name, "status": run.status,
+        "suite": {"name": suite.name, "version": suite.version, "cases": suite.case_count, "source": suite.source},
+        "created_at": run.created_at.isoformat(), "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "scorer_config": run.scorers, "versions": run.versions, "results": store.result_count(run.id),
+        "scorers": scorer_stats,
+    }
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(f"run {run.id} ({run.name})  status {run.status}")
+    click.echo(f"suite {suite.name} v{suite.version}  {suite.case_count} cases  from {suite.source}")
+    click.echo(f"created {data['created_at'][:19]}  finished {(data['finished_at'] or '-')[:19]}")
+    click.echo(f"versions {json.dumps(run.versions)}")
+    for s in run.scorers:
+        click.echo(f"  {s['name']} v{s['version']} ({s['plugin']}) config={json.dumps(s['config'])} threshold={s['threshold']}")
+    click.echo(f"results {data['results']} of {suite.case_count * len(run.scorers)}")
+    click.echo(stats_table(scorer_stats))
+
+
+@runs.command("export")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--format", "fmt_name", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="File to write (default: stdout).")
+@db_option
+def export(run_ref, fmt_name, output, db_url):
+    """Export one line per result: case_id, scorer, value, label, passed, details, error."""
+    store = open_store(db_url)
+    run = store.get_run(run_ref)
+    order = store.case_order(run)
+    scorer_order = {s["name"]: i for i, s in enumerate(run.scorers)}
+    rows = sorted(store.results(run.id), key=lambda r: (order.get(r.case_id, 0), scorer_order.get(r.scorer, 0)))
+    handle = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
+    try:
+        if fmt_name == "jsonl":
+            for r in rows:
+                record = {f: getattr(r, f) for f in EXPORT_FIELDS}
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        else:
+            writer = csv.writer(handle)
+            writer.writerow(EXPORT_FIELDS)
+            for r in rows:
+                writer.writerow([r.case_id, r.scorer, "" if r.value is None else repr(r.value), r.label or "",
+                                 "" if r.passed is None else str(r.passed).lower(),
+                                 json.dumps(r.details, ensure_ascii=False), r.error or ""])
+    finally:
+        if output:
+            handle.close()
+
+
+@runs.command("delete")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@db_option
+def delete(run_ref, yes, db_url):
+    """Delete a run and its results."""
+    store = open_store(db_url)
+    run = store.get_run(run_ref)
+    if not yes:
+        click.confirm(f"delete run {run.id} ({run.name}) and its results?", abort=True)
+    store.delete_run(run.id)
+    click.echo(f"deleted run {run.id}")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(runs)

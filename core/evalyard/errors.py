@@ -1,0 +1,33 @@
+"""Errors that the CLI turns into one clear line and exit code 2."""
+
+
+class EvalyardError(Exception):
+    """Base class for errors caused by the user's input or set-up (exit code 2)."""
+
+
+class InputError(EvalyardError):
+    """Bad input data: the message names file, line and field."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None, field: str | None = None):
+        self.path, self.line, self.field = path, line, field
+        where = ""
+        if path is not None:
+            where = str(path)
+            if line is not None:
+                where += f":{line}"
+            if field is not None:
+                where += f": field {field!r}"
+            where += ": "
+        super().__init__(where + message)
+
+
+class ConfigError(EvalyardError):
+    """A scorer or generator configuration value is unknown or has the wrong type."""
+
+
+class PluginError(EvalyardError):
+    """A plugin is broken: duplicate names, wrong types, misspelt hooks."""
+
+
+class UnknownNameError(EvalyardError):
+    """A scorer, generator, run or template name that does not exist."""

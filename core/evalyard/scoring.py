@@ -1,0 +1,290 @@
+"""The data a plugin author works with: Case, Score, Scorer, Generator.
+
+Kept free of heavy imports (no pydantic, no SQL) because every plugin imports
+this module at start-up, including for ``evalyard --help``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .errors import ConfigError
+
+#: Case fields a scorer may require. ``metadata.KEY`` requires one metadata key.
+CASE_FIELDS = ("id", "input", "candidate", "reference", "context", "metadata")
+
+
+@dataclass(slots=True)
+class Case:
+    """One thing to evaluate: an input, the candidate output, and what to judge it against."""
+
+    id: str
+    input: str | None = None
+    candidate: str | None = None
+    reference: str | None = None
+    context: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def has(self, name: str) -> bool:
+        """Whether the case carries the field ``name`` (``metadata.KEY`` for metadata keys).
+
+        An empty string counts as present (an empty answer is still an answer);
+        None, a missing metadata key and an empty context list do not.
+        """
+        if name.startswith("metadata."):
+            return self.metadata.get(name[len("metadata."):]) is not None
+        value = getattr(self, name)
+        if name == "context":
+            return bool(value)
+        return value is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "input": self.input,
+            "candidate": self.candidate,
+            "reference": self.reference,
+            "context": list(self.context),
+            "metadata": dict(self.metadata),
+        }
+
+
+@dataclass(slots=True)
+class Score:
+    """One scorer's verdict on one case.
+
+    ``error`` set means the scorer could not score the case: ``value`` is then
+    None, never a stand-in 0 or NaN, and statistics count it as an error.
+    """
+
+    value: float | None = None
+    label: str | None = None
+    passed: bool | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    usage: dict[str, Any] | None = None
+
+    @classmethod
+    def failure(cls, error: BaseException | str, **details: Any) -> "Score":
+        if isinstance(error, BaseException):
+            message = f"{type(error).__name__}: {error}".rstrip(": ")
+        else:
+            message = str(error)
+        return cls(value=None, error=message, details=details)
+
+
+class Scorer:
+    """Base class for scorers. Subclass, set ``name``, implement ``score`` (or a batch/async variant).
+
+    Class attributes describe the scorer to the platform:
+
+    - ``name``: unique registry name (``exact_match``).
+    - ``requires``: case fields that must be present (``metadata.KEY`` for metadata keys).
+    - ``version``: bump when values change for the same input; stored with every run.
+    - ``higher_is_better``: direction used by ``compare`` and thresholds.
+    - ``labels``: for categorical scorers, the possible labels.
+    - ``threshold``: default pass threshold on ``value`` (None: no pass/fail).
+    - ``executor``: ``"inline"`` (cheap CPU work, run in the runner's thread pool),
+      ``"process"`` (CPU-heavy, run in worker processes) or ``"async"`` (model calls).
+    - ``Config``: a dataclass of typed settings with defaults; values given by
+      users are checked and converted before any scoring starts.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    requires: ClassVar[tuple[str, ...]] = ("candidate",)
+    version: ClassVar[str] = "1"
+    higher_is_better: ClassVar[bool] = True
+    labels: ClassVar[tuple[str, ...]] = ()
+    threshold: ClassVar[float | None] = None
+    executor: ClassVar[str] = "inline"
+    batch_size: ClassVar[int] = 256
+
+    @dataclass
+    class Config:
+        pass
+
+    def __init__(self, config: Any = None, **options: Any) -> None:
+        if config is None:
+            config = self.make_config(options)
+        elif options:
+            raise TypeError("pass either a Config instance or keyword options, not both")
+        self.config = config
+
+    # -- configuration -------------------------------------------------
+    @classmethod
+    def make_config(cls, values: dict[str, Any] | None = None) -> Any:
+        """Build ``Config`` from user values (strings from the CLI or typed YAML values)."""
+        return build_config(cls.Config, values or {}, owner=cls.name or cls.__name__)
+
+    def config_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self.config) if dataclasses.is_dataclass(self.config) else {}
+
+    def required_fields(self) -> tuple[str, ...]:
+        """Fields each case must carry; override when the config changes them."""
+        return tuple(self.requires)
+
+    @property
+    def is_async(self) -> bool:
+        return type(self).ascore is not Scorer.ascore or type(self).ascore_batch is not Scorer.ascore_batch
+
+    # -- scoring -------------------------------------------------------
+    def score(self, case: Case) -> Score:
+        raise NotImplementedError(f"{type(self).__name__} implements neither score() nor score_batch()")
+
+    def score_batch(self, cases: list[Case]) -> list[Score]:
+        """Score a batch. The default scores case by case so one failure stays one error."""
+        results = []
+        for case in cases:
+            try:
+                results.append(self.score(case))
+            except Exception as exc:  # a scorer bug must not sink the batch
+                results.append(Score.failure(exc))
+        return results
+
+    async def ascore(self, case: Case) -> Score:
+        raise NotImplementedError
+
+    async def ascore_batch(self, cases: list[Case]) -> list[Score]:
+        if type(self).ascore is Scorer.ascore:
+            return await asyncio.to_thread(self.score_batch, cases)
+
+        async def one(case: Case) -> Score:
+            try:
+                return await self.ascore(case)
+            except Exception as exc:
+                return Score.failure(exc)
+
+        return list(await asyncio.gather(*(one(c) for c in cases)))
+
+    def close(self) -> None:
+        """Release resources (models, worker processes) when a run ends."""
+
+
+class Generator:
+    """Base class for generators: produce text (candidate outputs, checklists) for a case."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    version: ClassVar[str] = "1"
+
+    @dataclass
+    class Config:
+        pass
+
+    def __init__(self, config: Any = None, **options: Any) -> None:
+        self.config = config if config is not None else build_config(self.Config, options, owner=self.name)
+
+    def generate(self, case: Case) -> str:
+        raise NotImplementedError
+
+    async def agenerate(self, case: Case) -> str:
+        return await asyncio.to_thread(self.generate, case)
+
+
+# -- typed configuration ------------------------------------------------
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _convert(value: Any, annotation: Any, where: str) -> Any:
+    """Convert ``value`` to ``annotation``; raise ConfigError naming ``where`` on failure."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if annotation is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
+            if type(None) in args:
+                return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _convert(value, arg, where)
+            except ConfigError as exc:
+                errors.append(str(exc))
+        raise ConfigError(errors[0] if errors else f"{where}: invalid value {value!r}")
+    if origin is typing.Literal:
+        for choice in args:
+            if value == choice or (isinstance(value, str) and str(choice) == value):
+                return choice
+        raise ConfigError(f"{where}: must be one of {', '.join(map(str, args))}, got {value!r}")
+    if origin in (list, tuple):
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split("|")] if value else []
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        item_type = args[0] if args else Any
+        return [_convert(v, item_type, where) for v in value]
+    if origin is dict or annotation is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+        return dict(value)
+    if annotation is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
+            return value.lower() in _TRUE
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    if annotation is int:
+        if isinstance(value, bool):
+            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        try:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            return int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: expected an integer, got {value!r}") from None
+    if annotation is float:
+        if isinstance(value, bool):
+            raise ConfigError(f"{where}: expected a number, got {value!r}")
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: expected a number, got {value!r}") from None
+    if annotation is str:
+        if isinstance(value, (dict, list)):
+            raise ConfigError(f"{where}: expected text, got {value!r}")
+        return str(value)
+    return value
+
+
+def build_config(config_class: type, values: dict[str, Any], owner: str = "") -> Any:
+    """Instantiate a Config dataclass from loosely typed values, checking every key."""
+    hints = typing.get_type_hints(config_class)
+    fields = {f.name: f for f in dataclasses.fields(config_class)}
+    converted = {}
+    for key, value in values.items():
+        if key not in fields:
+            known = ", ".join(fields) or "none"
+            raise ConfigError(f"{owner}: unknown config option {key!r} (known: {known})")
+        converted[key] = _convert(value, hints.get(key, Any), f"{owner}.{key}")
+    try:
+        config = config_class(**converted)
+    except ValueError as exc:  # __post_init__ validation
+        raise ConfigError(f"{owner}: {exc}") from None
+    return config
+
+
+def describe_config(config_class: type) -> list[dict[str, Any]]:
+    """Field name, type and default of a Config dataclass, for ``evalyard scorers``."""
+    hints = typing.get_type_hints(config_class)
+    out = []
+    for f in dataclasses.fields(config_class):
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            default = f.default_factory()  # type: ignore[misc]
+        else:
+            default = None
+        type_name = getattr(hints.get(f.name), "__name__", None) or str(hints.get(f.name)).replace("typing.", "")
+        out.append({"name": f.name, "type": type_name, "default": default, "help": f.metadata.get("help", "")})
+    return out

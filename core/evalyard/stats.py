@@ -1,0 +1,77 @@
+"""Summary statistics for one scorer's results, and paired comparison of two runs.
+
+Errors are counted, never averaged in: the mean is over scored cases only.
+Confidence intervals are percentile bootstraps with a fixed seed, so the same
+results always print the same interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any, Iterable, Sequence
+
+BOOTSTRAP_SAMPLES = 2000
+SEED = 20241122
+
+
+def bootstrap_ci(values: Sequence[float], level: float = 0.95, samples: int = BOOTSTRAP_SAMPLES) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean (None for fewer than two values)."""
+    import numpy as np
+
+    n = len(values)
+    if n < 2:
+        return None
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(SEED)
+    means = np.empty(samples)
+    # Resample in chunks to bound memory on large runs (samples x n indices).
+    chunk = max(1, min(samples, 2_000_000 // n))
+    for start in range(0, samples, chunk):
+        stop = min(samples, start + chunk)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = data[idx].mean(axis=1)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return float(low), float(high)
+
+
+def summarize(results: Iterable[Any]) -> dict[str, Any]:
+    """Statistics over result rows with ``value``, ``label``, ``passed`` and ``error`` attributes."""
+    values: list[float] = []
+    labels: Counter[str] = Counter()
+    count = errors = passed = judged = 0
+    for r in results:
+        count += 1
+        if r.error is not None:
+            errors += 1
+            continue
+        if r.value is not None and not math.isnan(r.value):
+            values.append(r.value)
+        if r.label is not None:
+            labels[r.label] += 1
+        if r.passed is not None:
+            judged += 1
+            passed += bool(r.passed)
+    n = len(values)
+    mean = sum(values) / n if n else None
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else None
+    ci = bootstrap_ci(values)
+    return {
+        "count": count,
+        "scored": n,
+        "errors": errors,
+        "mean": mean,
+        "std": std,
+        "ci95": list(ci) if ci else None,
+        "min": min(values) if values else None,
+        "max": max(values) if values else None,
+        "pass_rate": passed / judged if judged else None,
+        "passed": passed,
+        "labels": dict(sorted(labels.items())) if labels else {},
+    }
+
+
+def paired_bootstrap_ci(deltas: Sequence[float], level: float = 0.95) -> tuple[float, float] | None:
+    """Interval of the mean per-case difference (cases resampled as pairs)."""
+    return bootstrap_ci(deltas, level)

@@ -1,0 +1,267 @@
+"""The run store: suites, cases, runs, candidates and results in any SQLAlchemy database.
+
+SQLite under the user's data directory by default; ``--db`` / ``EVALYARD_DB``
+take any SQLAlchemy URL (PostgreSQL is tested against a real server). The
+schema is created and upgraded by Alembic migrations when the store opens.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from sqlalchemy import create_engine, delete, event, func, insert, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from ..errors import EvalyardError, UnknownNameError
+from ..scoring import Case
+from ..suite import Suite
+from .models import CandidateRow, CaseRow, ModelCallRow, ResultRow, RunRow, SuiteRow, utcnow
+
+__all__ = ["Store", "default_url", "CandidateRow", "CaseRow", "ModelCallRow", "ResultRow", "RunRow", "SuiteRow"]
+
+
+def data_dir() -> Path:
+    home = os.environ.get("EVALYARD_HOME")
+    if home:
+        return Path(home)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("evalyard", appauthor=False))
+
+
+def default_url() -> str:
+    url = os.environ.get("EVALYARD_DB")
+    if url:
+        return url
+    return f"sqlite:///{data_dir() / 'evalyard.db'}"
+
+
+def _normalise_url(url: str) -> str:
+    """Accept a bare file path as a SQLite database."""
+    if "://" not in url:
+        return f"sqlite:///{Path(url).expanduser()}"
+    return url
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL keeps readers (runs list) working during a run; NORMAL sync is still
+    # crash-safe for committed transactions in WAL mode.
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest migration."""
+    from alembic import command
+    from alembic.config import Config
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(__file__).resolve().parent.parent / "migrations"))
+    head = ScriptDirectory.from_config(config).get_current_head()
+    with engine.begin() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+        if current == head:
+            return
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+
+class Store:
+    def __init__(self, url: str | None = None) -> None:
+        self.url = _normalise_url(url or default_url())
+        if self.url.startswith("sqlite:///") and not self.url.startswith("sqlite:///:memory:"):
+            Path(self.url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.engine = create_engine(self.url)
+        except Exception as exc:  # bad URL, missing driver
+            raise EvalyardError(f"cannot open database {self.url!r}: {exc}") from None
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        try:
+            migrate(self.engine)
+        except EvalyardError:
+            raise
+        except Exception as exc:
+            raise EvalyardError(f"cannot open database {self.url!r}: {type(exc).__name__}: {exc}") from None
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- suites --------------------------------------------------------
+    def ensure_suite(self, suite: Suite) -> int:
+        """The id of this suite version, storing it (and its cases) the first time it is seen."""
+        version = suite.version
+        with Session(self.engine) as session:
+            row = session.execute(
+                select(SuiteRow).where(SuiteRow.name == suite.name, SuiteRow.version == version)
+            ).scalars().first()
+            if row is not None:
+                return row.id
+            suite_row = SuiteRow(
+                name=suite.name, version=version, description=suite.description, source=suite.source,
+                case_count=len(suite.cases),
+            )
+            session.add(suite_row)
+            session.flush()
+            session.execute(
+                insert(CaseRow),
+                [
+                    {
+                        "suite_id": suite_row.id, "position": i, "case_id": c.id, "input": c.input,
+                        "reference": c.reference, "context": c.context, "case_metadata": c.metadata,
+                    }
+                    for i, c in enumerate(suite.cases)
+                ],
+            )
+            session.commit()
+            return suite_row.id
+
+    # -- runs ----------------------------------------------------------
+    def create_run(
+        self, suite_id: int, cases: list[Case], *, name: str, scorers: list[dict[str, Any]],
+        versions: dict[str, Any], source: str,
+    ) -> str:
+        run_id = uuid.uuid4().hex[:12]
+        with Session(self.engine) as session:
+            session.add(RunRow(id=run_id, name=name or run_id, suite_id=suite_id, scorers=scorers,
+                               versions=versions, source=source))
+            session.flush()
+            session.execute(
+                insert(CandidateRow), [{"run_id": run_id, "case_id": c.id, "text": c.candidate} for c in cases]
+            )
+            session.commit()
+        return run_id
+
+    def get_run(self, run_ref: str) -> RunRow:
+        """A run by id, unique id prefix, or name (newest first)."""
+        with Session(self.engine) as session:
+            row = session.get(RunRow, run_ref)
+            if row is None:
+                matches = session.execute(
+                    select(RunRow).where(RunRow.id.startswith(run_ref)).limit(2)
+                ).scalars().all() if run_ref else []
+                if len(matches) == 1:
+                    row = matches[0]
+                elif len(matches) > 1:
+                    raise UnknownNameError(f"run id prefix {run_ref!r} is ambiguous")
+            if row is None:
+                row = session.execute(
+                    select(RunRow).where(RunRow.name == run_ref).order_by(RunRow.created_at.desc()).limit(1)
+                ).scalars().first()
+            if row is None:
+                raise UnknownNameError(f"no run {run_ref!r} in {self.url}")
+            session.expunge(row)
+            return row
+
+    def list_runs(self, limit: int | None = 50, suite: str | None = None) -> list[tuple[RunRow, SuiteRow]]:
+        with Session(self.engine) as session:
+            query = select(RunRow, SuiteRow).join(SuiteRow, RunRow.suite_id == SuiteRow.id)
+            if suite:
+                query = query.where(SuiteRow.name == suite)
+            query = query.order_by(RunRow.created_at.desc(), RunRow.id)
+            if limit:
+                query = query.limit(limit)
+            rows = [(r, s) for r, s in session.execute(query).all()]
+            for r, s in rows:
+                session.expunge(r)
+                session.expunge(s)
+            return rows
+
+    def suite_of(self, run: RunRow) -> SuiteRow:
+        with Session(self.engine) as session:
+            row = session.get(SuiteRow, run.suite_id)
+            session.expunge(row)
+            return row
+
+    def run_cases(self, run: RunRow) -> list[Case]:
+        """Rebuild a run's cases (suite content plus this run's candidates), in suite order."""
+        with Session(self.engine) as session:
+            candidates = dict(
+                session.execute(select(CandidateRow.case_id, CandidateRow.text).where(CandidateRow.run_id == run.id)).all()
+            )
+            rows = session.execute(
+                select(CaseRow).where(CaseRow.suite_id == run.suite_id).order_by(CaseRow.position)
+            ).scalars().all()
+            return [
+                Case(id=r.case_id, input=r.input, candidate=candidates.get(r.case_id), reference=r.reference,
+                     context=list(r.context or []), metadata=dict(r.case_metadata or {}))
+                for r in rows
+            ]
+
+    def set_status(self, run_id: str, status: str, totals: dict[str, Any] | None = None) -> None:
+        with Session(self.engine) as session:
+            row = session.get(RunRow, run_id)
+            row.status = status
+            if totals is not None:
+                row.totals = totals
+            row.finished_at = utcnow() if status != "running" else None
+            session.add(row)
+            session.commit()
+
+    def delete_run(self, run_id: str) -> None:
+        with Session(self.engine) as session:
+            session.execute(delete(ResultRow).where(ResultRow.run_id == run_id))
+            session.execute(delete(CandidateRow).where(CandidateRow.run_id == run_id))
+            session.execute(delete(RunRow).where(RunRow.id == run_id))
+            session.commit()
+
+    # -- results -------------------------------------------------------
+    def done_pairs(self, run_id: str) -> set[tuple[str, str]]:
+        with Session(self.engine) as session:
+            return {
+                (case_id, scorer)
+                for case_id, scorer in session.execute(
+                    select(ResultRow.case_id, ResultRow.scorer).where(ResultRow.run_id == run_id)
+                ).all()
+            }
+
+    def write_results(self, run_id: str, rows: list[dict[str, Any]]) -> None:
+        """Insert one batch of results in one transaction: all of the batch is kept, or none."""
+        if not rows:
+            return
+        now = utcnow()
+        for row in rows:
+            row["run_id"] = run_id
+            row.setdefault("created_at", now)
+        with self.engine.begin() as connection:
+            connection.execute(insert(ResultRow), rows)
+
+    def results(self, run_id: str, scorer: str | None = None) -> Iterator[ResultRow]:
+        with Session(self.engine) as session:
+            query = select(ResultRow).where(ResultRow.run_id == run_id)
+            if scorer:
+                query = query.where(ResultRow.scorer == scorer)
+            query = query.order_by(ResultRow.id)
+            for row in session.execute(query.execution_options(yield_per=1000)).scalars():
+                yield row
+
+    def result_count(self, run_id: str) -> int:
+        with Session(self.engine) as session:
+            return session.execute(select(func.count()).select_from(ResultRow).where(ResultRow.run_id == run_id)).scalar_one()
+
+    def case_order(self, run: RunRow) -> dict[str, int]:
+        with Session(self.engine) as session:
+            return dict(session.execute(
+                select(CaseRow.case_id, CaseRow.position).where(CaseRow.suite_id == run.suite_id)
+            ).all())
+
+
+def iter_chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -1,0 +1,107 @@
+"""SQLModel tables. The schema is owned by Alembic migrations in ``evalyard/migrations``;
+a change here needs a new migration (a test compares the two)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class SuiteRow(SQLModel, table=True):
+    """One version of a suite: versions are content hashes of the cases (candidates excluded)."""
+
+    __tablename__ = "suites"
+    __table_args__ = (UniqueConstraint("name", "version", name="uq_suites_name_version"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(index=True)
+    version: str
+    description: str = ""
+    source: str = ""
+    case_count: int = 0
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class CaseRow(SQLModel, table=True):
+    __tablename__ = "cases"
+    __table_args__ = (UniqueConstraint("suite_id", "case_id", name="uq_cases_suite_case"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    suite_id: int = Field(foreign_key="suites.id", index=True)
+    position: int
+    case_id: str
+    input: Optional[str] = Field(default=None, sa_column=Column(Text))
+    reference: Optional[str] = Field(default=None, sa_column=Column(Text))
+    context: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    case_metadata: dict[str, Any] = Field(default_factory=dict, sa_column=Column("metadata", JSON))
+
+
+class RunRow(SQLModel, table=True):
+    __tablename__ = "runs"
+
+    id: str = Field(primary_key=True)
+    name: str = ""
+    suite_id: int = Field(foreign_key="suites.id", index=True)
+    status: str = "running"  # running | completed | interrupted | failed
+    source: str = ""
+    scorers: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
+    versions: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    totals: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+    finished_at: Optional[datetime] = None
+
+
+class CandidateRow(SQLModel, table=True):
+    """The candidate output each run scored for each case (a run is suite x candidates x scorers)."""
+
+    __tablename__ = "candidates"
+    __table_args__ = (UniqueConstraint("run_id", "case_id", name="uq_candidates_run_case"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="runs.id", index=True)
+    case_id: str
+    text: Optional[str] = Field(default=None, sa_column=Column(Text))
+
+
+class ResultRow(SQLModel, table=True):
+    """One Score for one case and one scorer. Unique, so a resumed run cannot duplicate."""
+
+    __tablename__ = "results"
+    __table_args__ = (
+        UniqueConstraint("run_id", "case_id", "scorer", name="uq_results_run_case_scorer"),
+        Index("ix_results_run_scorer", "run_id", "scorer"),
+    )
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="runs.id")
+    case_id: str
+    scorer: str
+    value: Optional[float] = None
+    label: Optional[str] = None
+    passed: Optional[bool] = None
+    details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    error: Optional[str] = Field(default=None, sa_column=Column(Text))
+    usage: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
+    duration_ms: Optional[float] = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ModelCallRow(SQLModel, table=True):
+    """Response cache for model calls; the key hashes model, messages, parameters and sample index."""
+
+    __tablename__ = "model_calls"
+
+    key: str = Field(primary_key=True)
+    model: str = Field(index=True)
+    request: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    response: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    usage: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
+    latency_ms: Optional[float] = None
+    created_at: datetime = Field(default_factory=utcnow)

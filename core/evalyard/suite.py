@@ -1,0 +1,44 @@
+"""Suite: a named, versioned set of cases plus the scorers to run on them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .scoring import Case
+
+
+@dataclass
+class ScorerSpec:
+    """A scorer chosen for a run: its registry name, config values and pass threshold."""
+
+    name: str
+    config: dict[str, Any] = field(default_factory=dict)
+    threshold: float | None = None
+    #: where the spec came from, for error messages ("suite.yaml:12" or "--scorer")
+    origin: str = ""
+
+    @property
+    def key(self) -> str:
+        """Name under which results are stored: the scorer name, or ``name[as]`` when aliased."""
+        return self.name
+
+
+@dataclass
+class Suite:
+    name: str
+    cases: list[Case]
+    description: str = ""
+    scorers: list[ScorerSpec] = field(default_factory=list)
+    source: str = ""
+
+    @property
+    def version(self) -> str:
+        """Content hash of the cases: the same data always gives the same suite version."""
+        digest = hashlib.sha256()
+        for case in self.cases:
+            digest.update(json.dumps(case.to_dict(), sort_keys=True, ensure_ascii=False).encode())
+            digest.update(b"\n")
+        return digest.hexdigest()[:16]

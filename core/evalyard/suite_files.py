@@ -1,0 +1,207 @@
+"""Reading suites: a YAML suite file, or a plain data file (JSONL, JSON, CSV) used as a suite.
+
+A YAML suite looks like::
+
+    name: quickstart
+    description: Capital cities and friends
+    data: quickstart.jsonl        # or `cases:` with the cases inline
+    fields: {candidate: answer}   # optional: case field -> column in the data
+    scorers:
+      - exact_match
+      - name: readability
+        config: {arthur_compat: false}
+        threshold: 50
+    thresholds: {exact_match: 1}  # optional, per scorer
+
+Every error names the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .registry import Registry
+from .suite import ScorerSpec, Suite
+
+SUITE_KEYS = ("name", "description", "data", "cases", "fields", "scorers", "thresholds", "version")
+
+
+class _LineDict(dict):
+    """A YAML mapping that remembers the line it started on."""
+
+    line = 0
+
+
+class _LineList(list):
+    """A YAML sequence that remembers the line of each item."""
+
+    line = 0
+    item_lines: list[int] = []
+
+
+def _yaml_loader():
+    import yaml
+
+    class LineLoader(yaml.SafeLoader):
+        pass
+
+    def construct_mapping(loader, node, deep=False):
+        loader.flatten_mapping(node)
+        mapping = _LineDict(loader.construct_pairs(node, deep=deep))
+        mapping.line = node.start_mark.line + 1
+        return mapping
+
+    def construct_sequence(loader, node, deep=False):
+        items = _LineList(loader.construct_object(child, deep=deep) for child in node.value)
+        items.line = node.start_mark.line + 1
+        items.item_lines = [child.start_mark.line + 1 for child in node.value]
+        return items
+
+    LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, construct_sequence)
+    return yaml, LineLoader
+
+
+def _line_of(value: Any, default: int = 1) -> int:
+    return getattr(value, "line", default) or default
+
+
+def parse_scorer_option(text: str) -> ScorerSpec:
+    """``NAME[:key=value,key=value]`` from ``--scorer`` into a ScorerSpec."""
+    name, _, options = text.partition(":")
+    config: dict[str, Any] = {}
+    if options:
+        for part in options.split(","):
+            key, eq, value = part.partition("=")
+            if not eq or not key.strip():
+                raise InputError(f"--scorer {text!r}: expected NAME:key=value[,key=value...]")
+            config[key.strip()] = value.strip()
+    threshold = config.pop("threshold", None)
+    try:
+        threshold = float(threshold) if threshold is not None else None
+    except ValueError:
+        raise InputError(f"--scorer {text!r}: threshold must be a number") from None
+    return ScorerSpec(name=name.strip(), config=config, threshold=threshold, origin="--scorer")
+
+
+def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[ScorerSpec]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise InputError("expected a list of scorers", path=path, line=line, field="scorers")
+    specs = []
+    item_lines = getattr(raw, "item_lines", [])
+    for position, item in enumerate(raw):
+        if position < len(item_lines):
+            line = item_lines[position]
+        if isinstance(item, str):
+            specs.append(ScorerSpec(name=item, origin=f"{path}:{line}"))
+            continue
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise InputError("each scorer is a name or a mapping with 'name'", path=path, line=_line_of(item, line),
+                             field="scorers")
+        item_line = _line_of(item, line)
+        unknown = set(item) - {"name", "config", "threshold"}
+        if unknown:
+            raise InputError(f"unknown key {sorted(unknown)[0]!r} (known: name, config, threshold)", path=path,
+                             line=item_line, field="scorers")
+        config = item.get("config") or {}
+        if not isinstance(config, dict):
+            raise InputError("expected a mapping", path=path, line=item_line, field=f"scorers.{item['name']}.config")
+        threshold = item.get("threshold")
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+            raise InputError("expected a number", path=path, line=item_line, field=f"scorers.{item['name']}.threshold")
+        specs.append(ScorerSpec(name=item["name"], config=dict(config), threshold=threshold, origin=f"{path}:{item_line}"))
+    if thresholds is not None:
+        if not isinstance(thresholds, dict):
+            raise InputError("expected a mapping of scorer name to number", path=path, line=line, field="thresholds")
+        by_name = {s.name: s for s in specs}
+        for name, value in thresholds.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InputError("expected a number", path=path, line=_line_of(thresholds, line),
+                                 field=f"thresholds.{name}")
+            if name in by_name:
+                by_name[name].threshold = float(value)
+            else:
+                specs.append(ScorerSpec(name=name, threshold=float(value), origin=f"{path}:{_line_of(thresholds)}"))
+    return specs
+
+
+def load_data_file(path: Path, registry: Registry, field_map: dict[str, str] | None = None):
+    entry = registry.loaders.get(path.suffix.lower())
+    if entry is None:
+        known = ", ".join(sorted(registry.loaders)) or "none"
+        raise InputError(f"no loader for {path.suffix or 'files without an extension'} (known: {known}, .yaml)",
+                         path=str(path))
+    if not path.is_file():
+        raise InputError("file not found", path=str(path))
+    return entry.obj(path, field_map or {})
+
+
+def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
+    """Load a suite and the ``file:line`` origin of each case."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found", path=str(path))
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        cases, origins = load_data_file(path, registry)
+        return Suite(name=path.stem, cases=cases, source=str(path)), origins
+
+    yaml, loader = _yaml_loader()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            doc = yaml.load(handle, Loader=loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(f"malformed YAML: {problem}", path=str(path), line=mark.line + 1 if mark else None) from None
+    sp = str(path)
+    if not isinstance(doc, dict):
+        raise InputError("a suite file is a mapping with 'name' and 'cases' or 'data'", path=sp, line=1)
+    unknown = [k for k in doc if k not in SUITE_KEYS]
+    if unknown:
+        raise InputError(f"unknown key (known: {', '.join(SUITE_KEYS)})", path=sp, line=_line_of(doc), field=unknown[0])
+    name = doc.get("name", path.stem)
+    if not isinstance(name, str) or not name:
+        raise InputError("expected a non-empty name", path=sp, line=_line_of(doc), field="name")
+    description = doc.get("description") or ""
+    field_map = doc.get("fields") or {}
+    if not isinstance(field_map, dict) or not all(isinstance(v, str) for v in field_map.values()):
+        raise InputError("expected a mapping of case field to column name", path=sp, line=_line_of(doc), field="fields")
+    bad = [f for f in field_map if f not in ("id", "input", "candidate", "reference", "context", "metadata")]
+    if bad:
+        raise InputError("not a case field (id, input, candidate, reference, context, metadata)", path=sp,
+                         line=_line_of(field_map), field=f"fields.{bad[0]}")
+
+    if ("data" in doc) == ("cases" in doc):
+        raise InputError("give exactly one of 'data' (a file) or 'cases' (inline)", path=sp, line=_line_of(doc),
+                         field="data")
+    if "data" in doc:
+        if not isinstance(doc["data"], str):
+            raise InputError("expected a file path", path=sp, line=_line_of(doc), field="data")
+        data_path = (path.parent / doc["data"]).resolve()
+        try:
+            data_path = data_path.relative_to(Path.cwd())
+        except ValueError:
+            pass
+        cases, origins = load_data_file(data_path, registry, field_map)
+    else:
+        from .builtins.loaders import _check_unique, case_from_record
+
+        raw_cases = doc["cases"]
+        if not isinstance(raw_cases, list):
+            raise InputError("expected a list of cases", path=sp, line=_line_of(doc), field="cases")
+        cases, origins = [], []
+        for i, record in enumerate(raw_cases):
+            line = _line_of(record, _line_of(doc))
+            cases.append(case_from_record(record, path=sp, line=line, index=i, field_map=field_map))
+            origins.append(f"{sp}:{line}")
+        _check_unique(cases, origins)
+    if not cases:
+        raise InputError("the suite has no cases", path=sp, line=_line_of(doc), field="cases")
+
+    scorers = _scorer_specs(doc.get("scorers"), doc.get("thresholds"), sp, _line_of(doc))
+    suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp)
+    return suite, origins
