@@ -5,6 +5,9 @@ Environment variables control what loads:
 - ``EVALYARD_LOAD_PLUGINS``: comma-separated allow-list of entry-point plugin
   names. When set (even to an empty string) only those load; built-ins always load.
 - ``EVALYARD_BLOCK_PLUGINS``: comma-separated names never to load (built-ins included).
+- ``EVALYARD_EXTRA_PLUGINS``: comma-separated modules (``pkg.module``) or Python
+  files (``./my_scorers.py``) to load as plugins without packaging them: a custom
+  scorer can be one file.
 - ``EVALYARD_TRACE_PLUGINS=1``: print every hook call to stderr.
 """
 
@@ -88,6 +91,12 @@ def get_plugin_manager() -> pluggy.PluginManager:
             builtin=False,
         )
 
+    for spec in sorted(_names_from_env("EVALYARD_EXTRA_PLUGINS") or ()):
+        if spec in blocked or pm.has_plugin(spec):
+            continue
+        pm.register(_import_extra(spec), name=spec)
+        _info[spec] = PluginInfo(spec, None, None, builtin=False)
+
     # A hookimpl whose name matches no hookspec is almost always a typo.
     try:
         pm.check_pending()
@@ -99,6 +108,26 @@ def get_plugin_manager() -> pluggy.PluginManager:
         pm.enable_tracing()
     _pm = pm
     return pm
+
+
+def _import_extra(spec: str) -> object:
+    """Import a plugin given as a dotted module name or a path to a .py file."""
+    try:
+        if spec.endswith(".py") or os.sep in spec:
+            from importlib.util import module_from_spec, spec_from_file_location
+
+            path = os.path.abspath(spec)
+            module_name = "evalyard_extra_" + os.path.splitext(os.path.basename(path))[0]
+            module_spec = spec_from_file_location(module_name, path)
+            if module_spec is None or not os.path.isfile(path):
+                raise FileNotFoundError(path)
+            module = module_from_spec(module_spec)
+            sys.modules[module_name] = module
+            module_spec.loader.exec_module(module)
+            return module
+        return importlib.import_module(spec)
+    except Exception as exc:
+        raise PluginError(f"EVALYARD_EXTRA_PLUGINS: cannot load {spec!r}: {type(exc).__name__}: {exc}") from exc
 
 
 def register_plugin(plugin: object, name: str) -> None:

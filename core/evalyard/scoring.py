@@ -6,7 +6,6 @@ this module at start-up, including for ``evalyard --help``.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import types
 import typing
@@ -151,6 +150,8 @@ class Scorer:
         raise NotImplementedError
 
     async def ascore_batch(self, cases: list[Case]) -> list[Score]:
+        import asyncio  # not at module level: importing asyncio costs ~50 ms at start-up
+
         if type(self).ascore is Scorer.ascore:
             return await asyncio.to_thread(self.score_batch, cases)
 
@@ -184,6 +185,8 @@ class Generator:
         raise NotImplementedError
 
     async def agenerate(self, case: Case) -> str:
+        import asyncio
+
         return await asyncio.to_thread(self.generate, case)
 
 

@@ -172,9 +172,7 @@ class Store:
             if limit:
                 query = query.limit(limit)
             rows = [(r, s) for r, s in session.execute(query).all()]
-            for r, s in rows:
-                session.expunge(r)
-                session.expunge(s)
+            session.expunge_all()
             return rows
 
     def suite_of(self, run: RunRow) -> SuiteRow:

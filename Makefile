@@ -1,0 +1,36 @@
+# Two set-up commands: `make demo` and `make test`. Each creates .venv when missing and
+# installs the core and every plugin under plugins/ in editable mode from the package registries.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PLUGIN_DIRS := $(sort $(dir $(wildcard plugins/*/pyproject.toml)))
+# Offline and quiet: no price-map fetch, no model hub.
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: install demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall when any pyproject changes; the stamp keeps repeated `make test` fast.
+$(VENV)/.installed: $(BIN)/python pyproject.toml $(wildcard plugins/*/pyproject.toml)
+	$(BIN)/python -m pip install --quiet -e '.[test]' $(foreach p,$(PLUGIN_DIRS),-e '$(p:%/=%)[test]')
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	$(BIN)/evalyard run examples/quickstart.yaml --name quickstart-demo
+	$(BIN)/evalyard runs list --limit 5
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

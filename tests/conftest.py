@@ -1,0 +1,89 @@
+"""Shared fixtures: every test gets its own data directory and database."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+TESTS = Path(__file__).resolve().parent
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path, monkeypatch):
+    """Point EVALYARD_HOME at a temp dir so no test touches the user's database."""
+    home = tmp_path / "evalyard-home"
+    monkeypatch.setenv("EVALYARD_HOME", str(home))
+    monkeypatch.delenv("EVALYARD_DB", raising=False)
+    return home
+
+
+@pytest.fixture
+def scripted_plugin():
+    """Register the scripted test scorers as a plugin; unregister afterwards."""
+    import scripted_scorers
+
+    from evalyard import plugins
+
+    plugins.register_plugin(scripted_scorers, name="scripted_scorers")
+    yield scripted_scorers
+    plugins.unregister_plugin("scripted_scorers")
+
+
+@pytest.fixture
+def cli_env(isolated_home):
+    """Environment for running the real `evalyard` console script in a subprocess."""
+    env = dict(os.environ)
+    env["EVALYARD_HOME"] = str(isolated_home)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["EVALYARD_EXTRA_PLUGINS"] = "scripted_scorers"
+    return env
+
+
+@pytest.fixture
+def evalyard_exe():
+    exe = Path(sys.executable).parent / "evalyard"
+    if not exe.exists():
+        pytest.skip("the evalyard console script is not installed in this environment")
+    return str(exe)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL server for the whole session, or a skip that says why not."""
+    from postgres_server import PostgresServer, Unavailable
+
+    try:
+        server = PostgresServer()
+        server.start()
+    except Unavailable as exc:
+        print(f"\nPostgreSQL tests skipped: {exc}")
+        pytest.skip(f"PostgreSQL unavailable: {exc}")
+    yield server
+    server.stop()
+
+
+_db_counter = iter(range(1_000_000))
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db_url(request, tmp_path):
+    """Each store test runs against SQLite and against a real PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    server = request.getfixturevalue("postgres_server")
+    return server.create_database(f"evalyard_test_{next(_db_counter)}")
