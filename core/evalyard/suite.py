@@ -20,11 +20,6 @@ class ScorerSpec:
     #: where the spec came from, for error messages ("suite.yaml:12" or "--scorer")
     origin: str = ""
 
-    @property
-    def key(self) -> str:
-        """Name under which results are stored: the scorer name, or ``name[as]`` when aliased."""
-        return self.name
-
 
 @dataclass
 class Suite:
@@ -36,9 +31,12 @@ class Suite:
 
     @property
     def version(self) -> str:
-        """Content hash of the cases: the same data always gives the same suite version."""
+        """Content hash of the cases without their candidates: the same inputs, references,
+        contexts and metadata always give the same version, whichever outputs are scored."""
         digest = hashlib.sha256()
         for case in self.cases:
-            digest.update(json.dumps(case.to_dict(), sort_keys=True, ensure_ascii=False).encode())
+            content = case.to_dict()
+            del content["candidate"]  # candidates belong to a run, not to the suite
+            digest.update(json.dumps(content, sort_keys=True, ensure_ascii=False).encode())
             digest.update(b"\n")
         return digest.hexdigest()[:16]

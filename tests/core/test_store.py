@@ -64,3 +64,11 @@ def test_cli_run_against_database_url(db_url, tmp_path):
     run_id = json.loads(result.output)["run_id"]
     listed = json.loads(CliRunner().invoke(cli, ["runs", "list", "--json", "--db", db_url]).output)
     assert [r["run_id"] for r in listed] == [run_id] and listed[0]["means"] == {"json_valid": 0.5}
+
+
+def test_suite_version_ignores_candidates():
+    a, b = make_suite(), make_suite()
+    b.cases[0].candidate = "a different output"
+    assert a.version == b.version
+    b.cases[0].metadata["k"] = 99
+    assert a.version != b.version
