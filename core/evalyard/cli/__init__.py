@@ -42,9 +42,9 @@ def cli():
 
 
 def _load_commands() -> None:
-    from . import compare, plugins, run, runs
+    from . import compare, plugin_new, plugins, run, runs
 
-    for module in (run, runs, compare, plugins):
+    for module in (run, runs, compare, plugins, plugin_new):
         module.register(cli)
     from ..plugins import get_plugin_manager
 
