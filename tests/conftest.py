@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-TESTS = Path(__file__).resolve().parent
+from testutil import TESTS
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -54,12 +52,6 @@ def evalyard_exe():
     if not exe.exists():
         pytest.skip("the evalyard console script is not installed in this environment")
     return str(exe)
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from conftest import write
+from testutil import write
 from evalyard.cli import cli
 
 

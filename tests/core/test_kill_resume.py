@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import time
 
-from conftest import write
+from testutil import write
 
 
 def _count(db_path, run_id=None):

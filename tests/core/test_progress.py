@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from conftest import write
+from testutil import write
 
 
 def test_progress_bar_only_on_a_terminal(tmp_path, cli_env, evalyard_exe):

@@ -9,7 +9,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from conftest import write
+from testutil import write
 from evalyard.cli import cli
 
 
@@ -47,7 +47,7 @@ def test_scorer_errors_are_recorded_not_zero(tmp_path, scripted_plugin):
 
 @pytest.mark.parametrize("scorer", ["scripted_async", "scripted_process"])
 def test_async_and_process_executors(tmp_path, scripted_plugin, scorer, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", str(__import__("conftest").TESTS))  # spawned workers import the plugin
+    monkeypatch.setenv("PYTHONPATH", str(__import__("testutil").TESTS))  # spawned workers import the plugin
     path = scripted_file(tmp_path, [1.0, 0.0, "raise"] * 4)
     result, data = run_json(str(path), "-s", scorer, "-j", "2")
     assert result.exit_code == 0

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy.exc import IntegrityError
 
-from conftest import write
+from testutil import write
 from evalyard import Case, Suite
 from evalyard.cli import cli
 from evalyard.store import Store

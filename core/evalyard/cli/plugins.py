@@ -70,10 +70,10 @@ def _pip(args: list[str]) -> None:
 @click.option("--editable", "-e", is_flag=True, help="Install a local project in editable mode.")
 @click.option("--upgrade", "-U", is_flag=True)
 def install(packages, editable, upgrade):
-    """Install plugins (pip, into evalyard's environment)."""
+    """Install plugins (pip, into evalyard's environment). Other pip options pass through."""
     args = ["install"] + (["--upgrade"] if upgrade else [])
     for package in packages:
-        args += ["-e", package] if editable else [package]
+        args += ["-e", package] if editable and not package.startswith("-") else [package]
     _pip(args)
 
 

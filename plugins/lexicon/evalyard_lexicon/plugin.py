@@ -1,0 +1,16 @@
+"""The evalyard plugin entry point (``[project.entry-points.evalyard] lexicon``)."""
+
+from evalyard import hookimpl
+
+from .exact_match import ExactMatch
+from .readability import Readability
+from .specificity import Specificity
+from .word_count_match import WordCountMatch
+
+SCORERS = (ExactMatch, WordCountMatch, Readability, Specificity)
+
+
+@hookimpl
+def register_scorers(register):
+    for scorer in SCORERS:
+        register(scorer)

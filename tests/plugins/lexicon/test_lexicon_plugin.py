@@ -1,0 +1,65 @@
+"""The plugin registers its four scorers, and its default modes never import NLTK."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from evalyard import Scorer
+from evalyard.scoring import describe_config
+
+import evalyard_lexicon.plugin as plugin
+
+
+def test_hookimpl_registers_the_four_scorers():
+    registered: list = []
+    plugin.register_scorers(register=registered.append)
+    assert [cls.name for cls in registered] == ["exact_match", "word_count_match", "readability", "specificity"]
+    for cls in registered:
+        assert issubclass(cls, Scorer) and cls.executor == "inline" and cls.description
+        assert "arthur_compat" in {row["name"] for row in describe_config(cls.Config)}
+        assert all(row["help"] for row in describe_config(cls.Config))
+
+
+def test_requirements():
+    from evalyard_lexicon import ExactMatch, Readability, Specificity, WordCountMatch
+
+    assert ExactMatch.requires == WordCountMatch.requires == ("reference", "candidate")
+    assert Readability.requires == Specificity.requires == ("candidate",)
+
+
+def test_entry_point_is_declared():
+    from importlib.metadata import entry_points
+
+    found = [ep for ep in entry_points(group="evalyard") if ep.name == "lexicon"]
+    if not found:  # running from a source tree without `pip install -e plugins/lexicon`
+        import pytest
+
+        pytest.skip("evalyard-lexicon is not installed")
+    assert found[0].value == "evalyard_lexicon.plugin"
+
+
+PROBE = """
+import json, sys
+import evalyard_lexicon.plugin as plugin
+from evalyard import Case
+registered = []
+plugin.register_scorers(registered.append)
+case = Case(id="1", reference="Paris is big.", candidate="Paris, in France, is about 105 km2.")
+values = {cls.name: cls().score_batch([case])[0].value for cls in registered}
+configured = [cls(arthur_compat=True) for cls in registered]  # configuring compat loads nothing either
+print(json.dumps({"values": values, "nltk": "nltk" in sys.modules}))
+"""
+
+
+def test_default_modes_do_not_import_nltk():
+    # A fresh interpreter: inside the test session other tests may have imported nltk.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    output = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, check=True, timeout=120
+    ).stdout
+    result = json.loads(output.strip().splitlines()[-1])
+    assert result["nltk"] is False
+    assert all(isinstance(v, float) for v in result["values"].values())
