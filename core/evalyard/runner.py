@@ -259,13 +259,16 @@ class Runner:
     def _record(self, run_id: str, p: PreparedScorer, batch: list[Case], scores: list[Any], elapsed: float) -> None:
         per_case_ms = elapsed * 1000 / max(1, len(batch))
         threshold = p.threshold
+        user_threshold = p.spec.threshold is not None
         higher = type(p.scorer).higher_is_better
         rows = []
         for case, raw in zip(batch, scores):
             score = _checked(raw, p.name)
             if score.error is not None:
                 self.errors += 1
-            elif score.passed is None and threshold is not None and score.value is not None:
+            elif score.value is not None and threshold is not None and (
+                score.passed is None or user_threshold
+            ):  # a threshold the user set wins over the scorer's own verdict
                 score.passed = score.value >= threshold if higher else score.value <= threshold
             rows.append({
                 "case_id": case.id, "scorer": p.name, "value": score.value, "label": score.label,

@@ -33,8 +33,16 @@ def scorers(as_json):
     click.echo(table(
         ["scorer", "plugin", "requires", "config (defaults)"],
         [[d["name"], d["plugin"], ", ".join(d["requires"]),
-          ", ".join(f"{c['name']}={c['default']!r}" for c in d["config"]) or "-"] for d in data],
+          ", ".join(f"{c['name']}={_short(c['default'])}" for c in d["config"]) or "-"] for d in data],
     ))
+
+
+def _short(value) -> str:
+    """A default value short enough for a table cell (the full value is in --json)."""
+    if isinstance(value, (list, tuple)) and len(repr(value)) > 30:
+        return f"[{len(value)} items]"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @click.command()

