@@ -23,7 +23,9 @@ def _play(case: Case) -> Score:
         return Score(value=float("nan"))
     if script == "none":
         return Score()
-    return Score(value=float(script), label="high" if float(script) >= 0.5 else "low")
+    # metadata.verdict, when given, is the scorer's own pass/fail (as scorers with built-in labels do)
+    return Score(value=float(script), label="high" if float(script) >= 0.5 else "low",
+                 passed=case.metadata.get("verdict"))
 
 
 class Scripted(Scorer):

@@ -157,3 +157,13 @@ def test_scorers_and_plugins_listing(scripted_plugin):
     plugins = {p["name"]: p for p in json.loads(invoke("plugins", "--json", "--all").output)}
     assert plugins["evalyard.builtins.loaders"]["hooks"] == ["register_loaders"]
     assert plugins["scripted_scorers"]["hooks"] == ["register_scorers"]
+
+
+def test_user_threshold_overrides_a_scorers_own_verdict(tmp_path, scripted_plugin):
+    lines = [{"id": "a", "candidate": "x", "metadata": {"script": 0.2, "verdict": True}},
+             {"id": "b", "candidate": "x", "metadata": {"script": 0.9, "verdict": False}}]
+    path = write(tmp_path / "c.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
+    own = json.loads(invoke("run", str(path), "-s", "scripted", "--json").output)["run_id"]
+    assert [json.loads(r)["passed"] for r in invoke("runs", "export", own).output.splitlines()] == [True, False]
+    user = json.loads(invoke("run", str(path), "-s", "scripted:threshold=0.5", "--json").output)["run_id"]
+    assert [json.loads(r)["passed"] for r in invoke("runs", "export", user).output.splitlines()] == [False, True]
