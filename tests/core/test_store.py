@@ -72,3 +72,16 @@ def test_suite_version_ignores_candidates():
     assert a.version == b.version
     b.cases[0].metadata["k"] = 99
     assert a.version != b.version
+
+
+def test_head_revision_constant_matches_migration_scripts():
+    from pathlib import Path
+
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    import evalyard.store as store_module
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(store_module.__file__).parent.parent / "migrations"))
+    assert ScriptDirectory.from_config(config).get_current_head() == store_module.HEAD_REVISION

@@ -58,8 +58,24 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
+#: The newest migration's revision id (a test checks it against the migration scripts).
+#: Knowing it lets an up-to-date database open without importing Alembic (~0.2 s).
+HEAD_REVISION = "0001_initial"
+
+
+def _current_revision(engine: Engine) -> str | None:
+    from sqlalchemy import inspect, text
+
+    with engine.connect() as connection:
+        if not inspect(connection).has_table("alembic_version"):
+            return None
+        return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest migration."""
+    if _current_revision(engine) == HEAD_REVISION:
+        return
     from alembic import command
     from alembic.config import Config
     from alembic.runtime.migration import MigrationContext

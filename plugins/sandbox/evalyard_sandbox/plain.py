@@ -1,0 +1,144 @@
+"""Plain-data checks: a verdict may rest only on values whose behaviour the candidate cannot script.
+
+A wrong solution can "pass" ``assert f(x) == [1, 2]`` by returning an object whose
+``__eq__`` always says True (or whose ``__sub__`` returns 0, whose ``__bool__`` is
+True, ...). Checking every operator is hopeless; checking *values* is not. So the
+harness requires that
+
+- every value a candidate function returns to the tests, and every argument that
+  was plain data before the call (a candidate may mutate its inputs), is plain data
+  after the call; and
+- both sides of every comparison in the test code are plain data;
+
+where *plain data* means built-in scalars and containers (exact types, nested to any
+depth), plus subclasses of them that override no special method (namedtuples,
+``class Point(tuple): pass``). Those types' comparisons and arithmetic are
+implemented by the interpreter, not by the candidate.
+
+A refusal raises ``UntrustedValue``, a ``BaseException`` so that a test's own
+``except Exception`` cannot swallow it, and is also recorded on the checker so that
+even a bare ``except:`` cannot turn it into a pass.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import decimal
+import fractions
+from typing import Any
+
+_SCALARS = frozenset({
+    type(None), bool, int, float, complex, str, bytes, bytearray, range, slice, type(Ellipsis),
+    type(NotImplemented), decimal.Decimal, fractions.Fraction, datetime.date, datetime.datetime,
+    datetime.time, datetime.timedelta, datetime.timezone,
+})
+_SEQUENCES = frozenset({list, tuple, set, frozenset, collections.deque})
+_MAPPINGS = frozenset({dict, collections.OrderedDict, collections.defaultdict, collections.Counter})
+_BASES = _SCALARS | _SEQUENCES | _MAPPINGS
+
+#: Class-body names that change no behaviour the tests rely on.
+_INERT_DUNDERS = frozenset({
+    "__module__", "__qualname__", "__doc__", "__slots__", "__dict__", "__weakref__",
+    "__match_args__", "__annotations__", "__orig_bases__", "__parameters__", "__firstlineno__",
+    "__static_attributes__",
+})
+#: Methods namedtuple generates; accepted only when the interpreter's library wrote them.
+_NAMEDTUPLE_DUNDERS = frozenset({"__new__", "__repr__", "__getnewargs__"})
+_CANDIDATE_FILES = ("<candidate", "<tests")
+
+
+class UntrustedValue(BaseException):
+    """A value the verdict would depend on is not plain data."""
+
+
+def _library_function(value: Any) -> bool:
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    code = getattr(value, "__code__", None)
+    filename = getattr(code, "co_filename", "<candidate>")
+    return isinstance(filename, str) and not filename.startswith(_CANDIDATE_FILES)
+
+
+class PlainChecker:
+    def __init__(self) -> None:
+        self.violation: str | None = None
+        self._benign: dict[type, type | None] = {}
+
+    def _base_of(self, kind: type) -> type | None:
+        """The built-in base whose behaviour ``kind`` keeps unchanged, or None."""
+        if kind in self._benign:
+            return self._benign[kind]
+        base = None
+        if type(kind) is type:  # a custom metaclass could script comparisons of the class itself
+            for cls in kind.__mro__:
+                if cls in _BASES:
+                    base = cls
+                    break
+                overrides = [
+                    name for name, value in vars(cls).items()
+                    if name.startswith("__") and name.endswith("__") and name not in _INERT_DUNDERS
+                    and not (name in _NAMEDTUPLE_DUNDERS and _library_function(value))
+                ]
+                if overrides:
+                    break
+        self._benign[kind] = base
+        return base
+
+    def is_plain(self, value: Any) -> bool:
+        stack = [value]
+        seen: set[int] = set()
+        while stack:
+            item = stack.pop()
+            kind = type(item)
+            if kind in _SCALARS or kind is type:
+                continue  # ``type`` objects with the plain metaclass compare by identity
+            base = kind if kind in _SEQUENCES or kind in _MAPPINGS else self._base_of(kind)
+            if base is None:
+                return False
+            if base in _SCALARS:
+                continue
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if base in _MAPPINGS:
+                # dict's own methods: a subclass cannot redirect them (it overrides nothing)
+                stack.extend(dict.keys(item))
+                stack.extend(dict.values(item))
+            elif base is collections.deque:
+                stack.extend(collections.deque.__iter__(item))
+            else:
+                stack.extend(base.__iter__(item))
+        return True
+
+    def require(self, value: Any, what: str) -> Any:
+        if not self.is_plain(value):
+            message = (
+                f"{what} is not plain data (it contains an object of type "
+                f"{self._describe(value)}); the sandbox refuses values with scripted comparisons"
+            )
+            if self.violation is None:
+                self.violation = message
+            raise UntrustedValue(message)
+        return value
+
+    def _describe(self, value: Any) -> str:
+        """Name the first non-plain type found inside ``value``."""
+        stack = [value]
+        seen: set[int] = set()
+        while stack:
+            item = stack.pop()
+            if self.is_plain(item):
+                continue
+            kind = type(item)
+            base = kind if kind in _SEQUENCES or kind in _MAPPINGS else self._base_of(kind)
+            if base is None or id(item) in seen:
+                name = type.__dict__["__qualname__"].__get__(kind)  # the real name, not a class attribute
+                return name if isinstance(name, str) else "?"
+            seen.add(id(item))
+            if base in _MAPPINGS:
+                stack.extend(dict.keys(item))
+                stack.extend(dict.values(item))
+            else:
+                stack.extend(base.__iter__(item))
+        return "?"

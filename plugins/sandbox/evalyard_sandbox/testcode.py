@@ -1,0 +1,65 @@
+"""Compile the suite's test code (trusted) with two small rewrites that make its verdict honest.
+
+1. Both operands of every comparison except ``is``/``is not`` pass through the
+   plain-data check (see ``plain.py``): ``assert f(x) == y`` becomes
+   ``assert __evalyard_plain__(f(x)) == __evalyard_plain__(y)``.
+2. Every ``assert`` counts itself when it runs -- ``assert t, m`` becomes
+   ``assert (__evalyard_tick__() or t), m`` (the tick returns None, so the test's truth
+   is unchanged) -- so the harness can tell "the tests ran and their assertions held"
+   from "no assertion ever ran".
+
+The rewrite edits the tree in place in one ``ast.walk`` pass and positions each new
+node itself: HumanEval test files are long lists of literals, and a NodeTransformer plus
+``fix_missing_locations`` over them cost more than compiling them.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from types import CodeType
+
+TESTS_FILENAME = "<tests>"
+PLAIN_NAME = "__evalyard_plain__"
+TICK_NAME = "__evalyard_tick__"
+
+
+@dataclass
+class CompiledTests:
+    code: CodeType
+    source_lines: list[str]
+    #: assert statements in the source (0: the tests verify by other means, e.g. raising)
+    assert_statements: int
+    #: a top-level ``check(...)`` call exists (HumanEval suites often omit it)
+    calls_check: bool
+
+
+def _call(name: str, args: list[ast.expr], where: ast.AST) -> ast.Call:
+    function = ast.copy_location(ast.Name(name, ast.Load()), where)
+    return ast.copy_location(ast.Call(function, args, []), where)
+
+
+def _calls_check(tree: ast.Module) -> bool:
+    for statement in tree.body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            func = statement.value.func
+            if isinstance(func, ast.Name) and func.id == "check":
+                return True
+    return False
+
+
+def compile_tests(source: str, *, guard_comparisons: bool) -> CompiledTests:
+    """Parse, rewrite and compile; a SyntaxError here is the suite's fault, not the candidate's."""
+    tree = ast.parse(source, TESTS_FILENAME, "exec")
+    asserts = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            if guard_comparisons and any(not isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+                node.left = _call(PLAIN_NAME, [node.left], node.left)
+                node.comparators = [_call(PLAIN_NAME, [c], c) for c in node.comparators]
+        elif isinstance(node, ast.Assert):
+            asserts += 1
+            tick = _call(TICK_NAME, [], node.test)
+            node.test = ast.copy_location(ast.BoolOp(ast.Or(), [tick, node.test]), node.test)
+    code = compile(tree, TESTS_FILENAME, "exec")
+    return CompiledTests(code, source.splitlines(), asserts, _calls_check(tree))

@@ -1,0 +1,204 @@
+"""The in-process layers, unit by unit: RestrictedPython policy, plain-data checks, test rewriting, tripwire.
+
+These run candidate snippets in the test process itself (the policy is what is under
+test), so the "escapes" here only try to *reach* something (a module, a dunder) and
+never do anything with it.
+"""
+
+from __future__ import annotations
+
+import collections
+import fractions
+import os
+
+import pytest
+
+from evalyard_sandbox.audit import Tripwire
+from evalyard_sandbox.plain import PlainChecker, UntrustedValue
+from evalyard_sandbox.policy import Policy, PolicyViolation, compile_candidate
+from evalyard_sandbox.testcode import compile_tests
+
+
+def run_restricted(source: str, **extra) -> dict:
+    policy = Policy()
+    namespace = policy.candidate_namespace()
+    namespace.update(extra)
+    exec(compile_candidate(source), namespace)
+    return namespace
+
+
+# -- valid Python the stock RestrictedPython transformer rejects, accepted here -------------------
+
+def test_accepts_nonlocal_annotations_and_augmented_item_assignment():
+    ns = run_restricted(
+        "from typing import List\n"
+        "def counter() -> int:\n    n: int = 0\n    def bump():\n        nonlocal n\n        n += 1\n"
+        "    bump(); bump()\n    return n\n"
+        "counts: dict = {}\nfor ch in 'abca':\n    counts[ch] = counts.get(ch, 0)\n    counts[ch] += 1\n"
+        "grid = [[0, 0], [0, 0]]\ngrid[1][0] += 5\nnums = [1, 2, 3, 4]\nnums[1:3] *= 1\n"
+        "class Box:\n    def __init__(self):\n        self.size = 1\n        self.size += 2\n"
+        "box = Box()\nbox.size *= 10\nresult = (counter(), counts, grid, box.size)\n"
+    )
+    assert ns["result"] == (2, {"a": 2, "b": 1, "c": 1}, [[0, 0], [5, 0]], 30)
+
+
+def test_eval_and_format_work_under_the_same_policy():
+    ns = run_restricted(
+        "value = eval('2 + 3 * 4')\nlocal = (lambda a: eval('a * 2'))(21)\n"
+        "text = '{} and {name} {!r}'.format('x', 'z', name='y')\nby_type = str.format('{0}-{1}', 1, 2)\n"
+        "mapped = '{a}'.format_map({'a': 7})\n"
+    )
+    assert (ns["value"], ns["local"], ns["text"], ns["by_type"], ns["mapped"]) == (14, 42, "x and y 'z'", "1-2", "7")
+    with pytest.raises(SyntaxError, match="starts with"):
+        run_restricted("eval('().__class__')")
+    with pytest.raises(AttributeError, match="starts with"):
+        run_restricted("'{0.__class__}'.format(1)")
+
+
+def test_eval_called_back_by_library_code_gets_no_real_builtins(tmp_path):
+    # heapq.nlargest calls key() from its own Python frame, whose globals hold the real builtins
+    target = tmp_path / "written"
+    ns = run_restricted(
+        f"import heapq\ntry:\n    heapq.nlargest(1, [\"open({str(target)!r}, 'w')\"], key=eval)\n"
+        "    outcome = 'ran'\nexcept NameError:\n    outcome = 'refused'\n"
+    )
+    assert ns["outcome"] == "refused" and not target.exists()
+
+
+def test_eval_globals_cannot_replace_the_guards():
+    # a crafted namespace must not swap _getattr_ for the real getattr
+    with pytest.raises(SyntaxError):
+        run_restricted("eval('x.__class__', {'_getattr_': getattr, 'x': 1})")
+    ns = run_restricted("out = eval('x.real', {'_getattr_': None, 'x': 5})")
+    assert ns["out"] == 5
+
+
+@pytest.mark.parametrize("source, error", [
+    ("import os", ImportError),
+    ("import os.path", ImportError),
+    ("from statistics import sys", ImportError),
+    ("import statistics\nstatistics.sys", PolicyViolation),
+    ("import json\njson.decoder", PolicyViolation),
+    ("import typing\ntyping.get_type_hints", PolicyViolation),
+    ("from typing import get_type_hints", ImportError),
+    ("import string\nstring.Formatter", PolicyViolation),
+    ("import operator\noperator.attrgetter", PolicyViolation),
+    ("import functools\nfunctools.singledispatch", PolicyViolation),
+    ("type('T', (), {})", PolicyViolation),
+    ("import math\nmath.pi = 3", PolicyViolation),
+    ("setattr(int, 'x', 1)", PolicyViolation),
+    ("getattr(1, '__class__')", AttributeError),
+    ("x = (i for i in [1])\nx.gi_frame", SyntaxError),
+    ("open('/etc/passwd')", NameError),
+    ("exec('1')", SyntaxError),
+    ("import importlib", ImportError),
+    ("from . import x", ImportError),
+])
+def test_refusals(source, error):
+    with pytest.raises(error):
+        run_restricted(source)
+
+
+def test_allow_listed_modules_work_including_through_attributes():
+    ns = run_restricted(
+        "import collections.abc\nimport math, re, heapq, itertools, functools, statistics\n"
+        "from collections import abc, Counter\nfrom typing import List, Optional\n"
+        "ok = (isinstance([], collections.abc.Sequence), abc is collections.abc, math.sqrt(16),\n"
+        "      statistics.mean([1, 2, 3]), re.findall('a', 'banana'), Counter('aab')['a'])\n"
+    )
+    assert ns["ok"] == (True, True, 4.0, 2, ["a", "a", "a"], 2)
+    with pytest.raises(ImportError):
+        run_restricted("import fnmatch")
+    policy = Policy(extra_imports=["fnmatch"])
+    namespace = policy.candidate_namespace()
+    exec(compile_candidate("import fnmatch\nok = fnmatch.fnmatch('a.py', '*.py')"), namespace)
+    assert namespace["ok"] is True
+
+
+def test_print_reaches_the_runs_stdout(capsys):
+    run_restricted("print('hello', 42)\ndef f():\n    print('inside')\nf()")
+    assert capsys.readouterr().out == "hello 42\ninside\n"
+
+
+# -- plain data -----------------------------------------------------------------------------------
+
+def test_plain_data_accepts_builtin_values_and_inert_subclasses():
+    checker = PlainChecker()
+    Point = collections.namedtuple("Point", "x y")
+
+    class Pair(tuple):
+        pass
+
+    cyclic: list = [1]
+    cyclic.append(cyclic)
+    for value in [None, 1, 2.5, 1j, "s", b"b", [1, [2, (3, {4: {5}})]], frozenset({1}), range(3),
+                  collections.Counter("ab"), collections.OrderedDict(a=1), collections.deque([1]),
+                  fractions.Fraction(1, 3), Point(1, 2), Pair((1, 2)), cyclic, int, {"k": [float("nan")]}]:
+        assert checker.is_plain(value), value
+    assert checker.violation is None
+
+
+def test_plain_data_refuses_scripted_comparisons():
+    checker = PlainChecker()
+
+    class AlwaysEqual:
+        def __eq__(self, other):
+            return True
+
+    class SneakyInt(int):
+        def __eq__(self, other):
+            return True
+
+    class SneakyList(list):
+        def __len__(self):
+            return 0
+
+    for value in [AlwaysEqual(), [1, AlwaysEqual()], {"k": (AlwaysEqual(),)}, SneakyInt(1), SneakyList(),
+                  (x for x in []), lambda: 0, object()]:
+        assert not checker.is_plain(value), value
+    with pytest.raises(UntrustedValue, match="AlwaysEqual"):
+        checker.require([AlwaysEqual()], "the value")
+    assert checker.violation and "AlwaysEqual" in checker.violation
+    assert not issubclass(UntrustedValue, Exception)  # `except Exception` in tests cannot swallow it
+
+
+def test_test_code_rewriting():
+    compiled = compile_tests("def check(c):\n    assert c(1) == 2\n    assert c(2) is not None\n"
+                             "    assert 1 < c(3) <= 9\ncheck(f)\n", guard_comparisons=True)
+    assert compiled.assert_statements == 3 and compiled.calls_check
+    seen, ticks = [], []
+    namespace = {"__evalyard_plain__": lambda v: seen.append(v) or v,
+                 "__evalyard_tick__": lambda: ticks.append(1), "f": lambda x: x + 1}
+    exec(compiled.code, namespace)
+    assert seen == [2, 2, 1, 4, 9] and len(ticks) == 3  # `is not` needs no guard; chains keep one evaluation
+    assert not compile_tests("def check(c):\n    pass\n", guard_comparisons=True).calls_check
+
+
+# -- the tripwire (checked directly: installing a hook would last for the whole test session) ------
+
+def test_tripwire_rules(tmp_path):
+    stdlib = os.path.dirname(os.__file__)
+    wire = Tripwire(str(tmp_path), [stdlib])
+    wire.hook("open", (str(tmp_path / "out.txt"), "w", 0))
+    wire.hook("open", (os.path.join(stdlib, "os.py"), "r", 0))
+    wire.hook("import", ("json", None, None, None, None))
+    with pytest.raises(PermissionError, match="may not write"):
+        wire.hook("open", ("/tmp/elsewhere.txt", "w", 0))
+    with pytest.raises(PermissionError, match="may not read"):
+        wire.hook("open", ("/etc/passwd", "r", 0))
+    with pytest.raises(PermissionError, match="may not write"):
+        wire.hook("open", (os.path.join(stdlib, "os.py"), None, os.O_WRONLY))
+    with pytest.raises(PermissionError, match="may not write"):
+        wire.hook("os.rename", (str(tmp_path / "a"), "/tmp/b", -1, -1))
+    (tmp_path / "link").symlink_to("/etc/passwd")
+    with pytest.raises(PermissionError):
+        wire.hook("open", (str(tmp_path / "link"), "r", 0))
+    for event, args in [("os.system", (b"true",)), ("subprocess.Popen", ("x", [], None, None)),
+                        ("socket.connect", (None, ("1.1.1.1", 53))), ("os.kill", (1, 9)),
+                        ("gc.get_objects", (0,)), ("object.__getattr__", (None, "tb_frame"))]:
+        with pytest.raises(PermissionError):
+            wire.hook(event, args)
+    with pytest.raises(ImportError):
+        wire.hook("import", ("ctypes", None, None, None, None))
+    wire.suspended = True
+    wire.hook("object.__getattr__", (None, "tb_frame"))
