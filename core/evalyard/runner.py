@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -145,7 +145,7 @@ def _score_in_worker(cls: type[Scorer], config: Any, cases: list[Case]) -> list[
 class Runner:
     def __init__(
         self,
-        store,
+        store=None,
         *,
         concurrency: int = 4,
         max_errors: int | None = None,
@@ -156,6 +156,7 @@ class Runner:
         self.max_errors = max_errors
         self.on_progress = on_progress or (lambda n: None)
         self.errors = 0
+        self.run_id: str | None = None
 
     # -- public --------------------------------------------------------
     def start(self, suite: Suite, prepared: list[PreparedScorer], *, name: str = "", source: str = "") -> str:
@@ -180,21 +181,51 @@ class Runner:
         return work
 
     def execute(self, run_id: str, cases: list[Case], prepared: list[PreparedScorer]) -> dict[str, Any]:
-        """Score every pending (case, scorer) pair of the run; returns the run's totals."""
+        """Score every pending (case, scorer) pair of an existing run (``--resume``); returns its totals."""
         work = self.pending(run_id, cases, prepared)
         self.store.set_status(run_id, "running")
+        return self._run(run_id, work, prepared)
+
+    def execute_new(
+        self, suite: Suite, prepared: list[PreparedScorer], open_store: Callable[[], Any], *,
+        name: str = "", source: str = "",
+    ) -> dict[str, Any]:
+        """Create a run and score it, opening the database *while* the first batches are scored.
+
+        Opening the store (SQLAlchemy/SQLModel imports, migrations check) costs ~0.5 s;
+        scorers whose work happens in other processes or on a model server need not wait
+        for it. Scores that arrive before the run exists wait in memory and are written
+        the moment it does; a run that never came to exist has nothing to resume.
+        """
+        def open_and_start() -> str:
+            if self.store is None:
+                self.store = open_store()
+            return self.start(suite, prepared, name=name, source=source)
+
+        opener = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalyard-store")
+        run_ref = opener.submit(open_and_start)
+        opener.shutdown(wait=False)
+        return self._run(run_ref, [(p, list(suite.cases)) for p in prepared], prepared)
+
+    def _resolve(self, run_ref: Any) -> str:
+        self.run_id = run_ref.result() if isinstance(run_ref, Future) else run_ref
+        return self.run_id
+
+    def _run(self, run_ref: Any, work: list[tuple[PreparedScorer, list[Case]]], prepared: list[PreparedScorer]) -> dict[str, Any]:
         started = time.perf_counter()
         try:
-            asyncio.run(self._execute(run_id, work))
+            asyncio.run(self._execute(run_ref, work))
         except KeyboardInterrupt:
-            self.store.set_status(run_id, "interrupted")
+            self.store.set_status(self._resolve(run_ref), "interrupted")
             raise
         except RunAborted:
+            run_id = self._resolve(run_ref)
             self.store.set_status(run_id, "failed", self.totals(run_id, prepared, time.perf_counter() - started))
             raise
         finally:
             for p in prepared:
                 p.scorer.close()
+        run_id = self._resolve(run_ref)
         totals = self.totals(run_id, prepared, time.perf_counter() - started)
         self.store.set_status(run_id, "completed", totals)
         return totals
@@ -208,7 +239,7 @@ class Runner:
         }
 
     # -- internals -----------------------------------------------------
-    async def _execute(self, run_id: str, work: list[tuple[PreparedScorer, list[Case]]]) -> None:
+    async def _execute(self, run_ref: Any, work: list[tuple[PreparedScorer, list[Case]]]) -> None:
         threads = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="evalyard-score")
         processes: Executor | None = None
         if any(p.scorer.executor == "process" for p, _ in work):
@@ -242,9 +273,12 @@ class Runner:
             size = max(1, min(p.scorer.batch_size, MAX_BATCH))
             for start in range(0, len(todo), size):
                 tasks.append(asyncio.ensure_future(run_batch(p, todo[start:start + size])))
+        run_id = run_ref if isinstance(run_ref, str) else None
         try:
             for next_done in asyncio.as_completed(tasks):
                 p, batch, scores, elapsed = await next_done
+                if run_id is None:  # the store is still opening: wait for the run to exist
+                    run_id = await asyncio.wrap_future(run_ref)
                 self._record(run_id, p, batch, scores, elapsed)
                 self.on_progress(len(batch))
                 if self.max_errors is not None and self.errors > self.max_errors:

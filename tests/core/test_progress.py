@@ -31,4 +31,4 @@ def test_progress_bar_only_on_a_terminal(tmp_path, cli_env, evalyard_exe):
     os.close(primary)
     terminal = b"".join(chunks).decode(errors="replace")
     assert proc.returncode == 0 and b"json_valid" in out
-    assert "scoring run" in terminal and "50/50" in terminal
+    assert "scoring" in terminal and "50/50" in terminal

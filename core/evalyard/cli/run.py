@@ -84,31 +84,35 @@ def run(suite, scorers, as_json, fail_under, resume_id, concurrency, max_errors,
         if unknown:
             raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
         # Only now, with all input checked, does anything touch the database.
-        store = open_store(db_url)
+        store = None
         cases, suite_name = loaded.cases, loaded.name
         run_id = None
 
-    show_progress = sys.stderr.isatty() and not as_json
+    runner = Runner(store, concurrency=concurrency, max_errors=max_errors)
+    total = (sum(len(todo) for _, todo in runner.pending(run_id, cases, prepared)) if resume_id
+             else len(cases) * len(prepared))
     bar = None
-    runner_kwargs = {"concurrency": concurrency, "max_errors": max_errors}
-    runner = Runner(store, **runner_kwargs)
-    if not resume_id:
-        run_id = runner.start(loaded, prepared, name=name, source=str(suite))
-    total = sum(len(todo) for _, todo in runner.pending(run_id, cases, prepared))
-    if show_progress and total:
-        bar = click.progressbar(length=total, label=f"scoring run {run_id}", file=sys.stderr, show_pos=True)
+    if sys.stderr.isatty() and not as_json and total:
+        bar = click.progressbar(length=total, label="scoring", file=sys.stderr, show_pos=True)
         bar.__enter__()
         runner.on_progress = bar.update
+    aborted = None
     try:
-        totals = runner.execute(run_id, cases, prepared)
-        aborted = None
+        if resume_id:
+            totals = runner.execute(run_id, cases, prepared)
+        else:
+            totals = runner.execute_new(loaded, prepared, lambda: open_store(db_url), name=name, source=str(suite))
+            run_id, store = runner.run_id, runner.store
     except KeyboardInterrupt:
         if bar:
             bar.__exit__(None, None, None)
-        click.echo(f"\ninterrupted; results so far are kept. Resume with: evalyard run --resume {run_id}", err=True)
+            bar = None
+        click.echo(f"\ninterrupted; results so far are kept. Resume with: evalyard run --resume {runner.run_id}",
+                   err=True)
         sys.exit(130)
     except RunAborted as exc:
         aborted = str(exc)
+        run_id, store = runner.run_id, runner.store
         totals = runner.totals(run_id, prepared, 0.0)
     finally:
         if bar:
