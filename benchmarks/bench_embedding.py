@@ -46,6 +46,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_file import write_section  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+
 ROOT = Path(__file__).resolve().parents[1]
 for extra in (ROOT / "core", ROOT / "plugins" / "embedding"):
     if str(extra) not in sys.path:
@@ -325,16 +327,7 @@ def write_results(summary: dict, command: str) -> Path:
         "",
     ]
     section = "\n".join(lines)
-    path = ROOT / "benchmarks" / "RESULTS.md"
-    text = path.read_text() if path.exists() else "# Benchmark results\n\n"
-    start = text.find("## Embedding")
-    if start == -1:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
-    path.write_text(text)
-    return path
+    return write_section("Embedding", section)
 
 
 def main() -> None:

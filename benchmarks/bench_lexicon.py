@@ -43,6 +43,8 @@ if "NLTK_DATA" not in os.environ and SHARED_NLTK_DATA.is_dir():
 from evalyard import Case  # noqa: E402
 from evalyard_lexicon import ExactMatch, Readability, Specificity, WordCountMatch  # noqa: E402
 
+from results_file import write_section  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+
 N_CASES = 5_000
 ARTHUR_FIGURES = {
     "exact_match": "94k-151k",
@@ -253,7 +255,6 @@ def run(repeats: int, include_compat: bool) -> list[tuple[str, str, float, float
 
 def write_results(rows: list[tuple[str, str, float, float | None]], command: str) -> Path:
     """Replace (or add) the "## Lexicon" section of benchmarks/RESULTS.md, keeping the others."""
-    path = ROOT / "benchmarks" / "RESULTS.md"
     lines = [
         "## Lexicon",
         "",
@@ -279,15 +280,7 @@ def write_results(rows: list[tuple[str, str, float, float | None]], command: str
         "",
     ]
     section = "\n".join(lines)
-    text = path.read_text() if path.exists() else "# Benchmark results\n\n"
-    start = text.find("## Lexicon")
-    if start == -1:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
-    path.write_text(text)
-    return path
+    return write_section("Lexicon", section)
 
 
 def main() -> None:

