@@ -100,3 +100,11 @@ def test_existing_database_untouched_by_bad_input(tmp_path, isolated_home):
     import json
 
     assert len(json.loads(listing.output)) == 1
+
+
+def test_unreachable_database_is_one_line_exit_2(tmp_path):
+    path = write(tmp_path / "ok.jsonl", '{"id": "a", "candidate": "{}"}\n')
+    result = run_cli("run", str(path), "-s", "json_valid", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none")
+    assert_one_line_error(result, "cannot open database", "127.0.0.1")
+    result = run_cli("runs", "list", "--db", "nosuchdriver://x")
+    assert_one_line_error(result, "cannot open database", "nosuchdriver")

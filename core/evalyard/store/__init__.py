@@ -108,7 +108,8 @@ class Store:
         except EvalyardError:
             raise
         except Exception as exc:
-            raise EvalyardError(f"cannot open database {self.url!r}: {type(exc).__name__}: {exc}") from None
+            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]  # one line, the driver's words
+            raise EvalyardError(f"cannot open database {self.url!r}: {reason}") from None
 
     def close(self) -> None:
         self.engine.dispose()
