@@ -72,11 +72,8 @@ class ExactMatch(Scorer):
     name = "exact_match"
     description = "1.0 if the candidate equals the reference (strict by default; normalisations are options)."
     requires = ("reference", "candidate")
-    version = "1"
-    higher_is_better = True
     labels = ("non match", "match")
     threshold = 1.0
-    executor = "inline"
 
     @dataclass
     class Config:

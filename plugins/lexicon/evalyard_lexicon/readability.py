@@ -52,10 +52,6 @@ class Readability(Scorer):
         "textstat 0.7.8 semantics, offline."
     )
     requires = ("candidate",)
-    version = "1"
-    higher_is_better = True
-    threshold = None
-    executor = "inline"
 
     @dataclass
     class Config:

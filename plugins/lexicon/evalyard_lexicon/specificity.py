@@ -112,10 +112,6 @@ class Specificity(Scorer):
         "proper nouns and numbers."
     )
     requires = ("candidate",)
-    version = "1"
-    higher_is_better = True
-    threshold = None
-    executor = "inline"
 
     @dataclass
     class Config:

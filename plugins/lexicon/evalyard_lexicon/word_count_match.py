@@ -26,10 +26,6 @@ class WordCountMatch(Scorer):
     name = "word_count_match"
     description = "How close the candidate's word count is to the reference's: 1 - |difference| / reference count."
     requires = ("reference", "candidate")
-    version = "1"
-    higher_is_better = True
-    threshold = None
-    executor = "inline"
 
     @dataclass
     class Config:
