@@ -19,6 +19,7 @@ Scores.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -37,6 +38,8 @@ MAX_BATCH = 256
 
 class RunAborted(EvalyardError):
     """The run stopped early (``--max-errors`` reached); results so far are kept."""
+
+    totals: dict[str, Any] = {}
 
 
 @dataclass
@@ -67,8 +70,7 @@ class PreparedScorer:
 
 
 def _jsonable(value: Any) -> Any:
-    import json
-
+    """A JSON-safe copy (tuples to lists, unknown objects to strings) so SQLite and PostgreSQL store the same."""
     return json.loads(json.dumps(value, default=str))
 
 
@@ -218,9 +220,10 @@ class Runner:
         except KeyboardInterrupt:
             self.store.set_status(self._resolve(run_ref), "interrupted")
             raise
-        except RunAborted:
+        except RunAborted as exc:
             run_id = self._resolve(run_ref)
-            self.store.set_status(run_id, "failed", self.totals(run_id, prepared, time.perf_counter() - started))
+            exc.totals = self.totals(run_id, prepared, time.perf_counter() - started)
+            self.store.set_status(run_id, "failed", exc.totals)
             raise
         finally:
             for p in prepared:

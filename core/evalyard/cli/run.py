@@ -80,13 +80,14 @@ def run(suite, scorers, as_json, fail_under, resume_id, concurrency, max_errors,
                     spec.threshold = spec.threshold if spec.threshold is not None else base.threshold
         prepared = prepare_scorers(specs, registry)
         check_required_fields(loaded.cases, origins, prepared)
-        unknown = [n for n, _ in checks if n not in {p.name for p in prepared}]
-        if unknown:
-            raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
         # Only now, with all input checked, does anything touch the database.
         store = None
         cases, suite_name = loaded.cases, loaded.name
         run_id = None
+
+    unknown = [n for n, _ in checks if n not in {p.name for p in prepared}]
+    if unknown:
+        raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
 
     runner = Runner(store, concurrency=concurrency, max_errors=max_errors)
     total = (sum(len(todo) for _, todo in runner.pending(run_id, cases, prepared)) if resume_id
@@ -112,8 +113,7 @@ def run(suite, scorers, as_json, fail_under, resume_id, concurrency, max_errors,
         sys.exit(130)
     except RunAborted as exc:
         aborted = str(exc)
-        run_id, store = runner.run_id, runner.store
-        totals = runner.totals(run_id, prepared, 0.0)
+        run_id, store, totals = runner.run_id, runner.store, exc.totals
     finally:
         if bar:
             bar.__exit__(None, None, None)
