@@ -19,18 +19,23 @@ def make_suite(n=3, name="s"):
                                         context=[f"p{i}"], metadata={"k": i}) for i in range(n)])
 
 
-def test_schema_matches_models(db_url):
-    """The migration chain and the SQLModel tables agree (a model change needs a migration)."""
+@pytest.mark.parametrize("create_new_directly", [False, True], ids=["migrations", "create_all+stamp"])
+def test_schema_matches_models(db_url, create_new_directly):
+    """The migration chain and the SQLModel tables build the same schema (a model change needs a migration)."""
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
+    from sqlalchemy import create_engine
 
+    from evalyard.store import HEAD_REVISION, migrate
     from evalyard.store.models import SQLModel
 
-    store = Store(db_url)
-    with store.engine.connect() as connection:
-        diff = compare_metadata(MigrationContext.configure(connection), SQLModel.metadata)
-    assert diff == []
-    store.close()
+    engine = create_engine(db_url)
+    migrate(engine, create_new_directly=create_new_directly)
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection)
+        assert context.get_current_revision() == HEAD_REVISION
+        assert compare_metadata(context, SQLModel.metadata) == []
+    engine.dispose()
 
 
 def test_suites_runs_results_roundtrip(db_url):

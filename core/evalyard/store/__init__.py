@@ -72,9 +72,40 @@ def _current_revision(engine: Engine) -> str | None:
         return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
-def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest migration."""
-    if _current_revision(engine) == HEAD_REVISION:
+def _create_newest_schema(engine: Engine) -> None:
+    """Create a brand-new database's tables from the models and stamp the head revision.
+
+    This is Alembic's documented "create_all, then stamp" start for new databases; it
+    skips importing Alembic and replaying every migration on each first run. Tests
+    check that the models and the migration chain build the same schema.
+    """
+    from sqlalchemy import text
+
+    from .models import SQLModel
+
+    with engine.begin() as connection:
+        SQLModel.metadata.create_all(connection)
+        connection.execute(text(
+            "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
+            "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
+        ))
+        connection.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": HEAD_REVISION})
+
+
+def _is_empty(engine: Engine) -> bool:
+    from sqlalchemy import inspect
+
+    with engine.connect() as connection:
+        return not inspect(connection).get_table_names()
+
+
+def migrate(engine: Engine, *, create_new_directly: bool = True) -> None:
+    """Bring the schema to the newest migration (a new, empty database is created directly)."""
+    current = _current_revision(engine)
+    if current == HEAD_REVISION:
+        return
+    if current is None and create_new_directly and _is_empty(engine):
+        _create_newest_schema(engine)
         return
     from alembic import command
     from alembic.config import Config
