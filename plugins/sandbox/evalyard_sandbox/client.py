@@ -73,7 +73,11 @@ class SandboxClient:
                    json.dumps(self.settings)]
         process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            close_fds=True, start_new_session=True, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            close_fds=True, start_new_session=True,
+            # LD_BIND_NOW: resolve every symbol once in the worker. Lazy binding would leave the
+            # functions only children call (fork handlers, rlimits, prctl...) to be resolved again
+            # in every child, each resolution a symbol search plus a copy-on-write fault on a GOT page.
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LD_BIND_NOW": "1"},
         )
         self._stderr_tail.clear()
         threading.Thread(target=self._drain_stderr, args=(process,), daemon=True,
