@@ -188,7 +188,7 @@ def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
             pass
         cases, origins = load_data_file(data_path, registry, field_map)
     else:
-        from .builtins.loaders import _check_unique, case_from_record
+        from .builtins.loaders import check_unique_ids, case_from_record
 
         raw_cases = doc["cases"]
         if not isinstance(raw_cases, list):
@@ -198,7 +198,7 @@ def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
             line = _line_of(record, _line_of(doc))
             cases.append(case_from_record(record, path=sp, line=line, index=i, field_map=field_map))
             origins.append(f"{sp}:{line}")
-        _check_unique(cases, origins)
+        check_unique_ids(cases, origins)
     if not cases:
         raise InputError("the suite has no cases", path=sp, line=_line_of(doc), field="cases")
 

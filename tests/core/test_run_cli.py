@@ -167,3 +167,10 @@ def test_user_threshold_overrides_a_scorers_own_verdict(tmp_path, scripted_plugi
     assert [json.loads(r)["passed"] for r in invoke("runs", "export", own).output.splitlines()] == [True, False]
     user = json.loads(invoke("run", str(path), "-s", "scripted:threshold=0.5", "--json").output)["run_id"]
     assert [json.loads(r)["passed"] for r in invoke("runs", "export", user).output.splitlines()] == [False, True]
+
+
+def test_run_reference_by_suite_name_means_its_newest_run(tmp_path):
+    path = write(tmp_path / "named.jsonl", '{"id": "a", "candidate": "{}"}\n')
+    invoke("run", str(path), "-s", "json_valid")
+    newest = json.loads(invoke("run", str(path), "-s", "json_valid", "--json").output)["run_id"]
+    assert json.loads(invoke("runs", "show", "named", "--json").output)["run_id"] == newest

@@ -77,7 +77,7 @@ def case_from_record(record: Any, *, path: str, line: int, index: int, field_map
     return Case(id=case_id, context=context, metadata=metadata, **texts)
 
 
-def _check_unique(cases: list[Case], origins: list[str]) -> None:
+def check_unique_ids(cases: list[Case], origins: list[str]) -> None:
     seen: dict[str, str] = {}
     for case, origin in zip(cases, origins):
         if case.id in seen:
@@ -101,7 +101,7 @@ def load_jsonl(path: str | Path, field_map: dict[str, str] | None = None) -> tup
                 raise InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=line_no) from None
             cases.append(case_from_record(record, path=path, line=line_no, index=len(cases), field_map=field_map or {}))
             origins.append(f"{path}:{line_no}")
-    _check_unique(cases, origins)
+    check_unique_ids(cases, origins)
     return cases, origins
 
 
@@ -121,7 +121,7 @@ def load_json(path: str | Path, field_map: dict[str, str] | None = None) -> tupl
         case_from_record(record, path=path, line=1, index=i, field_map=field_map or {}) for i, record in enumerate(data)
     ]
     origins = [f"{path}:1"] * len(cases)
-    _check_unique(cases, origins)
+    check_unique_ids(cases, origins)
     return cases, origins
 
 
@@ -178,7 +178,7 @@ def load_csv(path: str | Path, field_map: dict[str, str] | None = None) -> tuple
                     record[name] = None
             cases.append(case_from_record(record, path=path, line=line_no, index=len(cases), field_map={}))
             origins.append(f"{path}:{line_no}")
-    _check_unique(cases, origins)
+    check_unique_ids(cases, origins)
     return cases, origins
 
 

@@ -18,7 +18,7 @@ from .options import db_option, echo_json, fmt, json_option, open_store, table
 @json_option
 @db_option
 def compare(base, new, top, fail_on_regression, as_json, db_url):
-    """Compare run NEW against run BASE, case by case (runs by id, id prefix or name)."""
+    """Compare run NEW against run BASE, case by case (runs by id, id prefix, run name or suite name: its newest run)."""
     from ..compare import compare_runs
 
     store = open_store(db_url)

@@ -53,7 +53,7 @@ def list_runs(suite, limit, as_json, db_url):
 @json_option
 @db_option
 def show(run_ref, as_json, db_url):
-    """Show a run's metadata and per-scorer statistics (RUN: id, id prefix or name)."""
+    """Show a run's metadata and per-scorer statistics (RUN: id, id prefix, run name or suite name)."""
     from ..stats import summarize
 
     store = open_store(db_url)

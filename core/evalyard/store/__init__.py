@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 from sqlalchemy import create_engine, delete, event, func, insert, select
 from sqlalchemy.engine import Engine
@@ -191,7 +191,7 @@ class Store:
         return run_id
 
     def get_run(self, run_ref: str) -> RunRow:
-        """A run by id, unique id prefix, or name (newest first)."""
+        """A run by id, unique id prefix, run name, or suite name (the newest such run)."""
         with Session(self.engine) as session:
             row = session.get(RunRow, run_ref)
             if row is None:
@@ -205,6 +205,11 @@ class Store:
             if row is None:
                 row = session.execute(
                     select(RunRow).where(RunRow.name == run_ref).order_by(RunRow.created_at.desc()).limit(1)
+                ).scalars().first()
+            if row is None:  # a suite name: its newest run
+                row = session.execute(
+                    select(RunRow).join(SuiteRow, RunRow.suite_id == SuiteRow.id).where(SuiteRow.name == run_ref)
+                    .order_by(RunRow.created_at.desc()).limit(1)
                 ).scalars().first()
             if row is None:
                 raise UnknownNameError(f"no run {run_ref!r} in {self.url}")
@@ -301,13 +306,3 @@ class Store:
                 select(CaseRow.case_id, CaseRow.position).where(CaseRow.suite_id == run.suite_id)
             ).all())
 
-
-def iter_chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    chunk: list[Any] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk

@@ -1,0 +1,44 @@
+"""The example suites the README tour and `make demo` use run cleanly with the installed plugins."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from evalyard.cli import cli
+from evalyard.registry import get_registry
+from testutil import ROOT
+
+
+def run_example(name):
+    result = CliRunner().invoke(cli, ["run", str(ROOT / "examples" / name), "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def needs(*scorers):
+    missing = [s for s in scorers if s not in get_registry().scorers]
+    if missing:
+        pytest.skip(f"plugins for {', '.join(missing)} are not installed")
+
+
+def test_quickstart_runs_every_scorer_without_errors():
+    needs("exact_match", "bertscore")
+    data = run_example("quickstart.yaml")
+    assert data["status"] == "completed" and data["cases"] == 20
+    assert len(data["scorers"]) == 7
+    assert all(s["errors"] == 0 and s["count"] == 20 for s in data["scorers"].values())
+
+
+def test_coding_example_labels():
+    needs("python_unit_testing")
+    data = run_example("coding.yaml")
+    stats = data["scorers"]["python_unit_testing"]
+    assert stats["errors"] == 0
+    assert stats["labels"] == {"error": 2, "fail": 2, "pass": 1, "timeout": 1}
+    rows = {json.loads(line)["case_id"]: json.loads(line)
+            for line in CliRunner().invoke(cli, ["runs", "export", data["run_id"]]).output.splitlines()}
+    assert rows["reverse-two-samples"]["details"]["pass_at_k"] == {"1": 0.5, "2": 1.0}
+    assert rows["reads-host-files"]["label"] == "error"  # the policy refused open(); nothing was read
