@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .stats import paired_bootstrap_ci
+from .stats import bootstrap_ci
 
 TIE_TOLERANCE = 1e-9
 
@@ -34,7 +34,7 @@ def compare_runs(store, base_ref: str, new_ref: str, top: int = 5) -> dict[str, 
         sign = 1 if higher else -1
         wins = sum(1 for d in deltas if sign * d > TIE_TOLERANCE)
         losses = sum(1 for d in deltas if sign * d < -TIE_TOLERANCE)
-        ci = paired_bootstrap_ci(deltas)
+        ci = bootstrap_ci(deltas)  # resampling per-case deltas = a paired bootstrap
         mean = sum(deltas) / len(deltas) if deltas else None
         regressed = bool(ci and (ci[1] < 0 if higher else ci[0] > 0))
         worst = sorted(pairs, key=lambda p: sign * (p[2] - p[1]))[:top]

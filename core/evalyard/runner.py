@@ -39,7 +39,7 @@ MAX_BATCH = 256
 class RunAborted(EvalyardError):
     """The run stopped early (``--max-errors`` reached); results so far are kept."""
 
-    totals: dict[str, Any] = {}
+    totals: dict[str, Any] | None = None  # set to the stored totals before it is raised
 
 
 @dataclass
@@ -318,7 +318,7 @@ class Runner:
 def _plugin_versions(names: set[str]) -> dict[str, str | None]:
     from .plugins import plugin_infos
 
-    return {i.name: (i.version or __version__ if i.builtin else i.version) for i in plugin_infos() if i.name in names}
+    return {i.name: ((i.version or __version__) if i.builtin else i.version) for i in plugin_infos() if i.name in names}
 
 
 def _python_version() -> str:

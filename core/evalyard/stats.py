@@ -71,7 +71,3 @@ def summarize(results: Iterable[Any]) -> dict[str, Any]:
         "labels": dict(sorted(labels.items())) if labels else {},
     }
 
-
-def paired_bootstrap_ci(deltas: Sequence[float], level: float = 0.95) -> tuple[float, float] | None:
-    """Interval of the mean per-case difference (cases resampled as pairs)."""
-    return bootstrap_ci(deltas, level)

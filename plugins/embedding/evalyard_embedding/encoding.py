@@ -13,7 +13,7 @@ Imported only when a scorer runs: it imports torch at module level.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 import torch
 
@@ -98,20 +98,26 @@ def _hidden_states(loaded: LoadedModel, input_ids: torch.Tensor, mask: torch.Ten
     return output[0] if last else output.hidden_states[layer]
 
 
+def _split_cached(texts: Iterable[str], lookup: Callable[[str], Any]) -> tuple[dict[str, Any], list[str]]:
+    """Distinct texts (in order) split into those the cache holds, with their values, and those to embed."""
+    found: dict[str, Any] = {}
+    missing: list[str] = []
+    for text in dict.fromkeys(texts):
+        cached = lookup(text)
+        if cached is None:
+            missing.append(text)
+        else:
+            found[text] = cached
+    return found, missing
+
+
 def token_embeddings(
     loaded: LoadedModel, texts: Iterable[str], layer: int, batch_size: int = 64
 ) -> dict[str, TokenEmbedding]:
     """Token embeddings at ``layer`` for each distinct text, from the cache where possible."""
     if loaded.num_layers is not None and not 0 <= layer <= loaded.num_layers:
         raise ValueError(f"layer must be between 0 and {loaded.num_layers} for {loaded.name}, got {layer}")
-    result: dict[str, TokenEmbedding] = {}
-    missing: list[str] = []
-    for text in dict.fromkeys(texts):  # distinct, in order
-        cached = loaded.token_cache.get((layer, text))
-        if cached is None:
-            missing.append(text)
-        else:
-            result[text] = cached
+    result, missing = _split_cached(texts, lambda text: loaded.token_cache.get((layer, text)))
     if not missing:
         return result
     encoded = [bertscore_token_ids(loaded, text) for text in missing]
@@ -131,14 +137,7 @@ def token_embeddings(
 
 def sentence_embeddings(loaded: LoadedModel, texts: Iterable[str], batch_size: int = 64) -> dict[str, torch.Tensor]:
     """L2-normalised mean-pooled embedding of each distinct text (sentence-transformers' recipe)."""
-    result: dict[str, torch.Tensor] = {}
-    missing: list[str] = []
-    for text in dict.fromkeys(texts):
-        cached = loaded.sentence_cache.get(text)
-        if cached is None:
-            missing.append(text)
-        else:
-            result[text] = cached
+    result, missing = _split_cached(texts, loaded.sentence_cache.get)
     if not missing:
         return result
     id_lists = sentence_token_ids(loaded, missing)

@@ -306,16 +306,23 @@ class Worker:
         self.running[run.pid] = run
 
     # -- watching ----------------------------------------------------------------------
-    def _read_output(self, run: Run) -> None:
-        cap = int(run.job.get("max_output_bytes", 65536))
+    def _read_chunk(self, run: Run, attr: str) -> bytes | None:
+        """Whatever the pipe ``run.<attr>`` holds now; None when nothing (yet) or it reached EOF (then closed)."""
         try:
-            data = os.read(run.out_fd, 1 << 16)
+            data = os.read(getattr(run, attr), 1 << 16)
         except BlockingIOError:
-            return
+            return None
         except OSError:
             data = b""
         if not data:
-            self._close(run, "out_fd")
+            self._close(run, attr)
+            return None
+        return data
+
+    def _read_output(self, run: Run) -> None:
+        cap = int(run.job.get("max_output_bytes", 65536))
+        data = self._read_chunk(run, "out_fd")
+        if data is None:
             return
         run.output_total += len(data)
         room = cap - len(run.output)
@@ -324,14 +331,8 @@ class Worker:
         # beyond the cap the output is read and dropped, so the child never blocks on a full pipe
 
     def _read_verdict(self, run: Run) -> None:
-        try:
-            data = os.read(run.res_fd, 1 << 16)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self._close(run, "res_fd")
+        data = self._read_chunk(run, "res_fd")
+        if data is None:
             return
         if len(run.verdict) + len(data) > _MAX_VERDICT_BYTES:
             run.verdict_overflow = True
