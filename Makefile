@@ -18,6 +18,9 @@ $(BIN)/python:
 # Reinstall when any pyproject changes; the stamp keeps repeated `make test` fast.
 $(VENV)/.installed: $(BIN)/python pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	$(BIN)/python -m pip install --quiet -e '.[test]' $(foreach p,$(PLUGIN_DIRS),-e '$(p:%/=%)[test]')
+	@# byte-compile the editable sources as a wheel install would (PYTHONDONTWRITEBYTECODE
+	@# environments never cache them otherwise, and every start-up recompiles them)
+	$(BIN)/python -m compileall -q core plugins plugin_template >/dev/null
 	touch $@
 
 install: $(VENV)/.installed
