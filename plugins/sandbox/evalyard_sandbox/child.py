@@ -20,6 +20,7 @@ import signal
 import struct
 import sys
 import tempfile
+import types
 
 from . import harness, jail, testcode
 
@@ -39,10 +40,11 @@ def prepare() -> None:
 
 
 def encode_assignment(job: dict, workdir: str, nonce: str, uid: int | None, tests: testcode.CompiledTests,
-                      limits: jail.RunLimits) -> bytes:
+                      limits: jail.RunLimits, candidate_code: types.CodeType | None = None) -> bytes:
     body = marshal.dumps({
         "job": job, "workdir": workdir, "nonce": nonce, "uid": uid,
         "tests": (tests.code, tests.source_lines, tests.assert_statements, tests.calls_check),
+        "candidate_code": candidate_code,
         "limits": (limits.cpu_seconds, limits.memory_bytes, limits.file_bytes, limits.open_files),
     })
     return _LENGTH.pack(len(body)) + body
@@ -122,7 +124,8 @@ def zygote_main(ctrl_r: int, out_w: int, res_w: int, *, proc_fd: int | None, pid
         _confine(assignment, out_w, res_w, proc_fd, user_namespace, run_sys_path, result_fd)
         code, lines, asserts, calls_check = assignment["tests"]
         tests = testcode.CompiledTests(code, lines, asserts, calls_check)
-        harness.run_and_report(assignment["job"], assignment["workdir"], read_roots, 3, nonce, tests)
+        harness.run_and_report(assignment["job"], assignment["workdir"], read_roots, 3, nonce, tests,
+                               assignment["candidate_code"])
     except BaseException as exc:  # noqa: BLE001 - setup failed before any candidate code ran
         # The harness exits by itself, so this report is ours: an infrastructure error, never a verdict.
         if nonce is not None:

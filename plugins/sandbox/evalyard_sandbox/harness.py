@@ -36,6 +36,9 @@ from .testcode import PLAIN_NAME, TESTS_FILENAME, TICK_NAME, CompiledTests, comp
 CANDIDATE_NAMESPACE = "__candidate__"
 _MAX_MESSAGE = 2000
 _EARLY_EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
+#: what compiling a candidate may raise: bad syntax or a policy refusal (SyntaxError), null bytes
+#: (ValueError), huge or deeply nested code (MemoryError, RecursionError)
+COMPILE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError)
 #: what a verdict frame may say ("sandbox_error" only comes from the worker's child before the run)
 VERDICT_STATUSES = ("pass", "fail", "error", "memory", "test_error", "sandbox_error")
 
@@ -84,10 +87,22 @@ def _type_name(exc: BaseException) -> str:
     return _safe_text(lambda: type.__dict__["__name__"].__get__(type(exc)), 200)
 
 
+def compile_candidate(job: dict) -> types.CodeType:
+    """The candidate's code object under the job's policy (SyntaxError, ValueError... propagate)."""
+    if job.get("policy", "restricted") == "restricted":
+        from .policy import compile_candidate as compile_restricted_candidate
+
+        return compile_restricted_candidate(job["code"])
+    return compile(job["code"], "<candidate>", "exec")
+
+
 class Harness:
-    def __init__(self, job: dict, workdir: str, read_roots: list[str], tests: CompiledTests | None = None) -> None:
+    def __init__(self, job: dict, workdir: str, read_roots: list[str], tests: CompiledTests | None = None,
+                 candidate_code: types.CodeType | None = None) -> None:
         self.job = job
         self.compiled_tests = tests
+        #: compiled by the worker before the fork (see worker._compiled_candidate); None: compile here
+        self.candidate_code = candidate_code
         self.workdir = workdir
         self.read_roots = read_roots
         self.checker = PlainChecker()
@@ -149,13 +164,19 @@ class Harness:
 
     # -- the run -------------------------------------------------------------
     def _candidate_namespace(self, policy_name: str, stdout: Any) -> tuple[Any, dict]:
+        code = self.candidate_code if self.candidate_code is not None else compile_candidate(self.job)
         if policy_name == "restricted":
-            from .policy import compile_candidate, policy_for_run
+            from .policy import policy_for_run
 
-            code = compile_candidate(self.job["code"])
             return code, policy_for_run(self.job.get("allowed_imports") or (), stdout)[1]
-        code = compile(self.job["code"], "<candidate>", "exec")
         return code, {"__name__": CANDIDATE_NAMESPACE, "__builtins__": builtins}
+
+    def compile_failure(self, exc: BaseException) -> dict:
+        """The verdict for a candidate that does not compile (here or in the worker)."""
+        if isinstance(exc, SyntaxError):
+            where = f" (line {exc.lineno})" if exc.lineno else ""
+            return self._outcome("error", "compile", f"SyntaxError{where}: {exc.msg}")
+        return self._from_exception(exc, "compile")
 
     def _wrap(self, function: types.FunctionType, name: str) -> Any:
         """The tests call this instead of the candidate's function: results must be plain data."""
@@ -213,11 +234,8 @@ class Harness:
         stdout = sys.stdout
         try:
             code, candidate_globals = self._candidate_namespace(policy_name, stdout)
-        except SyntaxError as exc:
-            where = f" (line {exc.lineno})" if exc.lineno else ""
-            return self._outcome("error", "compile", f"SyntaxError{where}: {exc.msg}")
-        except (ValueError, MemoryError, RecursionError) as exc:  # null bytes, huge or deeply nested code
-            return self._from_exception(exc, "compile")
+        except COMPILE_ERRORS as exc:
+            return self.compile_failure(exc)
 
         if job.get("audit_hook", True):
             self.wire = audit.install(self.workdir, self.read_roots)
@@ -258,10 +276,10 @@ class Harness:
 
 
 def run_and_report(job: dict, workdir: str, read_roots: list[str], result_fd: int, nonce: str,
-                   tests: CompiledTests | None = None) -> None:
+                   tests: CompiledTests | None = None, candidate_code: types.CodeType | None = None) -> None:
     """Evaluate, write the verdict, and leave at once (no atexit, no finalizers after the verdict)."""
     try:
-        outcome = Harness(job, workdir, read_roots, tests).run()
+        outcome = Harness(job, workdir, read_roots, tests, candidate_code).run()
     except MemoryError:
         outcome = {"status": "memory", "phase": "harness", "message": "MemoryError"}
     except BaseException as exc:  # noqa: BLE001 - e.g. RecursionError while reporting

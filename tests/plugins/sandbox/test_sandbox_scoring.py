@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -88,6 +89,38 @@ def test_unjudgeable_cases_are_errors_not_zeros(sandbox):
 def test_candidate_syntax_error_is_an_error_verdict(sandbox):
     score = sandbox().score_batch([code_case("def add(a, b)\n    return a\n", "assert add(1, 2) == 3")])[0]
     assert score.label == "error" and score.value == 0.0 and score.details["message"].startswith("SyntaxError")
+
+
+@pytest.mark.parametrize("policy", ["restricted", "os_only"])
+def test_compile_verdicts_agree_whether_the_worker_or_the_child_compiles(sandbox, policy):
+    """Small candidates compile in the worker before the fork, large ones in their child: same verdicts."""
+    from evalyard_sandbox.worker import MAX_WORKER_COMPILE_BYTES
+
+    padding = "#" + "x" * 99 + "\n"
+    pad = padding * (MAX_WORKER_COMPILE_BYTES // len(padding) + 1)  # comments only: pushes the source over the cap
+    sources = {
+        "syntax": "def add(a, b)\n    return a\n",
+        "null-byte": "def add(a, b):\n    return a + b\x00\n",
+        "nested": "x = " + "(" * 400 + "1" + ")" * 400 + "\n" + ADD,
+        "fine": ADD,
+    }
+    if policy == "restricted":
+        sources["refused"] = "def add(a, b):\n    return a.__class__\n"
+    scorer = sandbox(policy=policy)
+    small = scorer.score_batch([code_case(code, "assert add(1, 2) == 3", name) for name, code in sources.items()])
+    large = scorer.score_batch([code_case(pad + code, "assert add(1, 2) == 3", name) for name, code in sources.items()])
+    assert len(pad) > MAX_WORKER_COMPILE_BYTES
+    for name, a, b in zip(sources, small, large):
+        assert (a.label, a.value, a.error) == (b.label, b.value, b.error), name
+        assert a.details.get("phase") == b.details.get("phase"), name
+        # the padding moves line numbers; the rest of the message is the same
+        assert re.sub(r"\d+", "N", a.details["message"]) == re.sub(r"\d+", "N", b.details["message"]), name
+        assert {"elapsed_s", "cpu_s", "output", "sandbox"} <= set(a.details), name
+    labels = {name: score.label for name, score in zip(sources, small)}
+    assert labels["fine"] == "pass" and labels["syntax"] == "error" and labels["null-byte"] == "error"
+    assert small[0].details["phase"] == "compile" and "expected ':'" in small[0].details["message"]
+    if policy == "restricted":
+        assert labels["refused"] == "error" and "__class__" in small[-1].details["message"]
 
 
 def test_output_is_captured_and_capped(sandbox):
