@@ -4,8 +4,9 @@ The worker forks children ahead of need, in bursts ("zygotes" waiting on a pipe)
 every fork write-protects the worker's whole heap, so the worker's next write to
 each page faults once more; forking eight at a time pays that once per burst
 instead of once per run. A zygote has no job when it is born, so it receives
-everything it needs -- the job, its directory, the nonce, its uid, the compiled
-tests -- as one marshal frame on its control pipe, then never reads it again.
+everything it needs -- the job, its directory, the nonce, its uid, the tests and
+candidate as the compiler compiled them (see compiler.py) -- as one marshal frame on
+its control pipe, then never reads it again.
 
 Nothing here returns into the worker's loop: every path ends in ``os._exit``.
 """
@@ -20,9 +21,8 @@ import signal
 import struct
 import sys
 import tempfile
-import types
 
-from . import harness, jail, testcode
+from . import compiler, harness, jail
 
 _LENGTH = struct.Struct(">I")
 
@@ -39,12 +39,11 @@ def prepare() -> None:
                                write_through=True)
 
 
-def encode_assignment(job: dict, workdir: str, nonce: str, uid: int | None, tests: testcode.CompiledTests,
-                      limits: jail.RunLimits, candidate_code: types.CodeType | None = None) -> bytes:
+def encode_assignment(job: dict, workdir: str, nonce: str, uid: int | None, compiled: str | None,
+                      limits: jail.RunLimits) -> bytes:
+    """``compiled``: the compiler's opaque payload, unpacked only here, in the confined child."""
     body = marshal.dumps({
-        "job": job, "workdir": workdir, "nonce": nonce, "uid": uid,
-        "tests": (tests.code, tests.source_lines, tests.assert_statements, tests.calls_check),
-        "candidate_code": candidate_code,
+        "job": job, "workdir": workdir, "nonce": nonce, "uid": uid, "compiled": compiled,
         "limits": (limits.cpu_seconds, limits.memory_bytes, limits.file_bytes, limits.open_files),
     })
     return _LENGTH.pack(len(body)) + body
@@ -122,10 +121,8 @@ def zygote_main(ctrl_r: int, out_w: int, res_w: int, *, proc_fd: int | None, pid
         assignment = marshal.loads(body)
         nonce = assignment["nonce"]
         _confine(assignment, out_w, res_w, proc_fd, user_namespace, run_sys_path, result_fd)
-        code, lines, asserts, calls_check = assignment["tests"]
-        tests = testcode.CompiledTests(code, lines, asserts, calls_check)
-        harness.run_and_report(assignment["job"], assignment["workdir"], read_roots, 3, nonce, tests,
-                               assignment["candidate_code"])
+        tests, candidate = compiler.unpack(assignment["compiled"]) if assignment["compiled"] else (None, None)
+        harness.run_and_report(assignment["job"], assignment["workdir"], read_roots, 3, nonce, tests, candidate)
     except BaseException as exc:  # noqa: BLE001 - setup failed before any candidate code ran
         # The harness exits by itself, so this report is ours: an infrastructure error, never a verdict.
         if nonce is not None:

@@ -65,6 +65,7 @@ class SandboxClient:
         self._ids = itertools.count(1)
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=50)
         self.isolation: dict[str, Any] = {}
+        self.compiler_pid: int | None = None  # the worker's compiler at start-up (tests kill it)
 
     # -- lifecycle ----------------------------------------------------------
     def _spawn_locked(self) -> None:
@@ -102,6 +103,7 @@ class SandboxClient:
             process.kill()
             raise
         self.isolation = hello.get("isolation", {})
+        self.compiler_pid = hello.get("compiler_pid")
         return process
 
     def start(self) -> None:

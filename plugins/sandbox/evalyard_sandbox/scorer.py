@@ -32,6 +32,9 @@ class Config:
         "help": "runtime tripwire refusing process, socket, ctypes and out-of-directory file use"})
     strict_results: bool = field(default=True, metadata={
         "help": "refuse non-plain values (always-equal objects) returned by the candidate or compared by the tests"})
+    compile_in_run: bool = field(default=False, metadata={
+        "help": "compile each candidate in its own run process instead of the worker's shared compiler "
+                "(~1 ms more per sample; see the README's threat notes)"})
     allowed_imports: list[str] = field(default_factory=list, metadata={
         "help": "extra modules the restricted policy may import (standard library only)"})
     workers: int = field(default=0, metadata={"help": "samples run at once (0: one per CPU)"})
@@ -68,6 +71,7 @@ def _layers(isolation: dict, config: Config) -> list[str]:
         layers.append("restricted-python")
     if config.audit_hook:
         layers.append("audit-hook")
+    layers.append("compile-in-run" if config.compile_in_run else "confined-compiler")
     return layers
 
 
@@ -125,7 +129,7 @@ class PythonUnitTesting(Scorer):
         c = self.config
         return {
             "code": code, "tests": tests, "entry_point": entry_point, "policy": c.policy,
-            "audit_hook": c.audit_hook, "strict_results": c.strict_results,
+            "audit_hook": c.audit_hook, "strict_results": c.strict_results, "compile_in_run": c.compile_in_run,
             "allowed_imports": list(c.allowed_imports), "timeout": c.timeout, "memory_mb": c.memory_mb,
             "max_output_bytes": c.max_output_bytes, "max_file_bytes": c.max_file_bytes,
             "max_open_files": c.max_open_files,

@@ -21,14 +21,13 @@ import selectors
 import signal
 import sys
 import time
-import types
 import warnings
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import child, harness, jail, testcode
-from .protocol import FrameReader, write_frame
+from . import child, compiler, harness, jail
+from .protocol import FrameReader, encode, write_frame
 
 #: Imported before any fork so that runs find them loaded (an import costs every run otherwise).
 PRELOAD = (
@@ -42,10 +41,17 @@ PRELOAD = (
 ZYGOTE_BURST = 6
 _FINISH_GRACE_S = 0.25  # after exit, wait this long for pipes to reach EOF before finishing anyway
 _MAX_VERDICT_BYTES = 1 << 20
-_TESTS_CACHE_SIZE = 256
-#: Candidates up to this size are compiled here, warm, before the fork; bigger ones compile in
-#: their own child, under its CPU and memory limits, so no input can stall this loop for long.
-MAX_WORKER_COMPILE_BYTES = 64 * 1024
+#: Candidates up to this size go to the compiler (see compiler.py); bigger ones compile in their
+#: own child, under its CPU and memory limits, so no input can stall the compiler for long.
+MAX_COMPILER_SOURCE_BYTES = 64 * 1024
+#: Requests the compiler may hold at once (replies come back in order).
+COMPILE_WINDOW = 8
+#: A compile that takes longer than this gets the compiler killed; its run compiles in its child.
+COMPILE_TIMEOUT_S = 10.0
+#: After this many compiler deaths in one worker, every run compiles in its own child.
+MAX_COMPILER_DEATHS = 5
+#: The verdicts a compiler reply may carry, by reply status: compile failures only.
+_COMPILE_VERDICTS = {"verdict": ("error", "memory"), "test_error": ("test_error",)}
 
 
 @dataclass
@@ -58,9 +64,23 @@ class Zygote:
 
 
 @dataclass
+class Compiler:
+    pid: int
+    request_w: int
+    reply_r: int
+    reader: FrameReader = field(default_factory=FrameReader)
+    outgoing: bytearray = field(default_factory=bytearray)
+    writing: bool = False  # request_w is registered for EVENT_WRITE
+    in_flight: deque = field(default_factory=deque)  # Runs whose replies are due, oldest first
+
+
+@dataclass
 class Run:
     id: str
     job: dict
+    #: from the compiler: base64 of marshal((tests, candidate code or None)); None: the child compiles
+    compiled: str | None = None
+    compile_sent: float = 0.0
     slot: int = -1
     pid: int = 0
     pidfd: int | None = None
@@ -98,14 +118,16 @@ class Worker:
         self.proc_fd = proc_fd
         self.slots = max(1, int(settings.get("slots", 1)))
         self.free_slots = list(range(self.slots - 1, -1, -1))
-        self.queue: deque[Run] = deque()
+        self.queue: deque[Run] = deque()  # received, not yet sent to the compiler
+        self.ready: deque[Run] = deque()  # compiled, waiting for a slot and a zygote
+        self.compiler: Compiler | None = None
+        self.compiler_deaths = 0
         self.running: dict[int, Run] = {}
         self.zygotes: deque[Zygote] = deque()
         self.selector = selectors.DefaultSelector()
         self.reader = FrameReader()
         self.sequence = 0
         self.closing = False
-        self.tests_cache: dict[tuple[str, bool], testcode.CompiledTests] = {}
         self.read_roots = jail.stdlib_dirs()
         # what a run may import from: the standard library entries of our own path (incl. lib-dynload)
         self.run_sys_path = [p for p in sys.path if any(p == r or p.startswith(r + os.sep) for r in self.read_roots)]
@@ -114,23 +136,30 @@ class Worker:
     def loop(self) -> None:
         os.set_blocking(self.proto_in, False)
         self._watch(self.proto_in, self._read_jobs)
+        if self.compiler is None:
+            self._start_compiler()
         self._refill_zygotes()
         while not (self.closing and not self.running):
-            if self.queue and not self.closing:
+            if not self.closing:
+                self._dispatch_compiles()
+            if self.ready and not self.closing:
                 self._refill_zygotes()
                 self._launch_queued()
-                if self.queue and not self.zygotes and not self.running:
+                if self.ready and not self.zygotes and not self.running:
                     self._fail_queue("cannot fork a sandbox process (process limit?)")
             for key, _ in self.selector.select(self._select_timeout()):
                 key.data()
             self._enforce_deadlines()
             self._finish_ready()
         self._dismiss_zygotes()
+        self._stop_compiler()
 
     def _select_timeout(self) -> float | None:
         now = time.monotonic()
         waits = [(r.deadline if r.exit_status is None else r.exited_at + _FINISH_GRACE_S) - now
                  for r in self.running.values()]
+        if self.compiler is not None and self.compiler.in_flight:
+            waits.append(self.compiler.in_flight[0].compile_sent + COMPILE_TIMEOUT_S - now)
         timeout = max(0.0, min(waits)) if waits else None
         if any(r.pidfd is None for r in self.running.values()):
             timeout = 0.005 if timeout is None else min(timeout, 0.005)  # no pidfd: poll for exits
@@ -153,7 +182,7 @@ class Worker:
         if not data:  # the platform went away: stop everything
             self.closing = True
             self._unwatch(self.proto_in)
-            self.queue.clear()
+            self._drop_pipeline()
             for run in self.running.values():
                 self._kill(run)
             return
@@ -163,11 +192,17 @@ class Worker:
                 self.queue.append(Run(id=str(message["id"]), job=message["job"]))
             elif op == "shutdown":
                 self.closing = True
-                self.queue.clear()
+                self._drop_pipeline()
+
+    def _drop_pipeline(self) -> None:
+        self.queue.clear()
+        self.ready.clear()
+        if self.compiler is not None:
+            self.compiler.in_flight.clear()
 
     def _fail_queue(self, message: str) -> None:
-        while self.queue:
-            self._send_result(self.queue.popleft().id, {"status": "sandbox_error", "message": message})
+        while self.ready:
+            self._send_result(self.ready.popleft().id, {"status": "sandbox_error", "message": message})
 
     def _send(self, message: dict) -> None:
         try:
@@ -196,7 +231,7 @@ class Worker:
         pid = os.fork()
         if pid == 0:
             # Other runs' code and nonces are of no business to this one.
-            self.queue.clear()
+            self._drop_pipeline()
             self.running.clear()
             child.zygote_main(ctrl_r, out_w, res_w, proc_fd=self.proc_fd,
                               pid_namespace=self.iso.pid_namespace_per_run,
@@ -243,72 +278,172 @@ class Worker:
         while self.zygotes:
             self._discard_zygote(self.zygotes.popleft())
 
-    # -- launching --------------------------------------------------------------------
-    def _compiled_tests(self, job: dict) -> testcode.CompiledTests | dict:
-        """Compile the (trusted) tests here, once per distinct source: samples of a case share them.
-
-        Saves every run the compile and the copy-on-write faults it causes; a SyntaxError is the
-        suite's fault and needs no run at all.
-        """
-        key = (job.get("tests") or "", bool(job.get("strict_results", True)))
-        compiled = self.tests_cache.get(key)
-        if compiled is None:
-            try:
-                compiled = testcode.compile_tests(key[0], guard_comparisons=key[1])
-            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-                return {"status": "test_error", "phase": "compile", "message": f"the test code does not compile: {exc}"}
-            if len(self.tests_cache) >= _TESTS_CACHE_SIZE:
-                self.tests_cache.pop(next(iter(self.tests_cache)))
-            self.tests_cache[key] = compiled
-        return compiled
-
-    def _compiled_candidate(self, job: dict) -> types.CodeType | dict | None:
-        """The candidate compiled under its policy here, a verdict if it does not compile, or None.
-
-        Compiling in the child cost it ~1.2 ms, mostly copy-on-write faults on the compiler's
-        objects; here, warm, it costs ~0.4 ms. Parsing untrusted source in this process is what
-        RestrictedPython is built for (it compiles in the host and confines execution); the
-        source size is capped, and parser failures (deep nesting, null bytes) are verdicts.
-        """
-        code = job.get("code")
-        if not isinstance(code, str) or len(code) > MAX_WORKER_COMPILE_BYTES:
-            return None
+    # -- the compiler -----------------------------------------------------------------
+    def _start_compiler(self) -> None:
+        """Fork the compiler (see compiler.py); without one, runs compile in their own children."""
+        if self.compiler_deaths >= MAX_COMPILER_DEATHS:
+            return
+        request_r, request_w = os.pipe()
+        reply_r, reply_w = os.pipe()
         try:
-            return harness.compile_candidate(job)
-        except harness.COMPILE_ERRORS as exc:
-            outcome = harness.Harness(job, "", []).compile_failure(exc)
-            outcome.update({"output": "", "output_bytes": 0, "output_truncated": False, "elapsed_s": 0.0, "cpu_s": 0.0})
-            return outcome
+            pid = os.fork()
+        except OSError as exc:
+            print(f"evalyard-sandbox: cannot fork the compiler: {exc}", file=sys.stderr)
+            for fd in (request_r, request_w, reply_r, reply_w):
+                os.close(fd)
+            self.compiler_deaths = MAX_COMPILER_DEATHS
+            return
+        if pid == 0:
+            self._drop_pipeline()
+            self.running.clear()
+            uid = None if self.iso.run_uid_base is None else self.iso.run_uid_base + self.slots
+            compiler.compiler_main(request_r, reply_w, uid=uid, user_namespace=self.iso.user_namespace,
+                                   proc_fd=self.proc_fd)
+        os.close(request_r)
+        os.close(reply_w)
+        os.set_blocking(request_w, False)
+        os.set_blocking(reply_r, False)
+        # its death shows as EOF on the reply pipe (see _read_compiled)
+        self.compiler = Compiler(pid, request_w, reply_r)
+        self._watch(reply_r, self._read_compiled)
 
-    def _launch_queued(self) -> None:
-        while self.queue and self.free_slots and self.zygotes and not self.closing:
+    def _stop_compiler(self) -> None:
+        link, self.compiler = self.compiler, None
+        if link is None:
+            return
+        for fd in (link.request_w, link.reply_r):
+            self._unwatch(fd)
+            os.close(fd)
+        try:  # it holds nothing worth a graceful exit (and may be stopped, or stuck)
+            os.kill(link.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(link.pid, 0)
+        except ChildProcessError:
+            pass
+
+    def _dispatch_compiles(self) -> None:
+        link = self.compiler
+        while self.queue and (link is None or len(link.in_flight) < COMPILE_WINDOW):
             run = self.queue.popleft()
-            compiled = self._compiled_tests(run.job)
-            if isinstance(compiled, dict):
-                self._send_result(run.id, compiled)
+            if link is None:  # no compiler (it kept dying): the run compiles in its own child
+                self.ready.append(run)
                 continue
-            candidate = self._compiled_candidate(run.job)
-            if isinstance(candidate, dict):  # does not compile: that is the verdict, no process needed
-                self._send_result(run.id, candidate)
+            if run.job.get("compile_in_run"):  # the user asked for each candidate to compile in its own run
+                self.ready.append(run)
                 continue
+            code = run.job.get("code")
+            small = isinstance(code, str) and len(code) <= MAX_COMPILER_SOURCE_BYTES
+            link.outgoing += encode({"id": run.id, "job": run.job, "compile_candidate": small})
+            run.compile_sent = time.monotonic()
+            link.in_flight.append(run)
+        if link is not None:
+            self._flush_requests()
+
+    def _flush_requests(self) -> None:
+        """Write what the pipe takes now; the rest waits for EVENT_WRITE (never block on the compiler)."""
+        link = self.compiler
+        if link is None:
+            return
+        try:
+            while link.outgoing:
+                written = os.write(link.request_w, link.outgoing)
+                del link.outgoing[:written]
+        except BlockingIOError:
+            pass
+        except OSError:  # the compiler is gone; its EOF on the reply pipe does the rest
+            link.outgoing.clear()
+        if link.outgoing and not link.writing:
+            self.selector.register(link.request_w, selectors.EVENT_WRITE, self._flush_requests)
+            link.writing = True
+        elif not link.outgoing and link.writing:
+            self._unwatch(link.request_w)
+            link.writing = False
+
+    def _read_compiled(self) -> None:
+        link = self.compiler
+        if link is None:
+            return
+        try:
+            data = os.read(link.reply_r, 1 << 20)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._compiler_died()
+            return
+        try:
+            replies = link.reader.feed(data)
+        except ValueError:
+            self._compiler_died()
+            return
+        for reply in replies:
+            if not link.in_flight or not isinstance(reply, dict) or reply.get("id") != link.in_flight[0].id:
+                self._compiler_died()  # out of step: trust none of it
+                return
+            run = link.in_flight.popleft()
+            status = reply.get("status")
+            if status == "ok" and isinstance(reply.get("payload"), str):
+                run.compiled = reply["payload"]
+                self.ready.append(run)
+            elif status in _COMPILE_VERDICTS and isinstance(reply.get("outcome"), dict):
+                self._send_direct(run, status, reply["outcome"])
+            else:
+                run.compiled = None
+                self.ready.append(run)
+
+    def _send_direct(self, run: Run, kind: str, outcome: dict) -> None:
+        self._send_result(run.id, direct_outcome(kind, outcome))
+
+    def _compiler_died(self) -> None:
+        """The compiler exited, was killed or misbehaved: requeue its work and start another.
+
+        Requests are answered in order, so the oldest unanswered one is the one it died on:
+        that run compiles in its own child, under the run's limits, like any large source.
+        """
+        link = self.compiler
+        if link is None:
+            return
+        pending = list(link.in_flight)
+        link.in_flight.clear()
+        self._stop_compiler()
+        self.compiler_deaths += 1
+        print(f"evalyard-sandbox: the compiler stopped with {len(pending)} request(s) in flight "
+              f"({self.compiler_deaths} of {MAX_COMPILER_DEATHS} restarts)", file=sys.stderr)
+        if pending:
+            suspect = pending.pop(0)
+            suspect.compiled = None
+            self.ready.append(suspect)
+        self.queue.extendleft(reversed(pending))
+        if not self.closing:
+            self._start_compiler()
+            if self.compiler is None:
+                print("evalyard-sandbox: the compiler keeps failing; runs compile in their own processes",
+                      file=sys.stderr)
+
+    # -- launching --------------------------------------------------------------------
+    def _launch_queued(self) -> None:
+        while self.ready and self.free_slots and self.zygotes and not self.closing:
+            run = self.ready.popleft()
             zygote = self.zygotes.popleft()
             run.slot = self.free_slots.pop()
             try:
-                self._launch(run, zygote, compiled, candidate)
+                self._launch(run, zygote)
             except OSError as exc:
                 self.free_slots.append(run.slot)
                 self._discard_zygote(zygote)
                 self._remove_workdir(run)
                 if isinstance(exc, BrokenPipeError):  # the zygote died before taking the job: retry
-                    self.queue.appendleft(run)
+                    self.ready.appendleft(run)
                     continue
                 self._send_result(run.id, {"status": "sandbox_error", "message": f"could not start the run: {exc}"})
 
     def _run_uid(self, slot: int) -> int | None:
         return None if self.iso.run_uid_base is None else self.iso.run_uid_base + slot
 
-    def _launch(self, run: Run, zygote: Zygote, tests: testcode.CompiledTests,
-                candidate: types.CodeType | None) -> None:
+    def _launch(self, run: Run, zygote: Zygote) -> None:
         self.sequence += 1
         run.workdir = os.path.join(self.iso.scratch_dir, f"run-{os.getpid()}-{self.sequence}")
         os.mkdir(run.workdir, 0o700)
@@ -316,7 +451,7 @@ class Worker:
         if uid is not None:
             os.chown(run.workdir, uid, uid)
         run.nonce = secrets.token_hex(16)
-        assignment = child.encode_assignment(run.job, run.workdir, run.nonce, uid, tests, _limits(run.job), candidate)
+        assignment = child.encode_assignment(run.job, run.workdir, run.nonce, uid, run.compiled, _limits(run.job))
         view = memoryview(assignment)
         while view:
             view = view[os.write(zygote.ctrl_w, view):]
@@ -401,6 +536,13 @@ class Worker:
 
     def _enforce_deadlines(self) -> None:
         now = time.monotonic()
+        link = self.compiler
+        if link is not None and link.in_flight and now >= link.in_flight[0].compile_sent + COMPILE_TIMEOUT_S:
+            try:
+                os.kill(link.pid, signal.SIGKILL)  # its EOF arrives next; _compiler_died requeues
+            except ProcessLookupError:
+                pass
+            self._compiler_died()
         for run in list(self.running.values()):
             if run.exit_status is None and now >= run.deadline and not run.timed_out:
                 run.timed_out = True
@@ -470,6 +612,19 @@ class Worker:
     def _remove_workdir(self, run: Run) -> None:
         if run.workdir:
             _remove_tree(run.workdir)
+
+
+def direct_outcome(kind: str, outcome: dict) -> dict:
+    """The result for a run decided before any process ran: its candidate or tests do not compile.
+
+    Only a failing verdict can come this way: whatever a compiler reply says, a run that
+    never ran is never a pass.
+    """
+    if outcome.get("status") not in _COMPILE_VERDICTS.get(kind, ()):
+        return {"status": "sandbox_error", "message": "the compiler sent a verdict it cannot give"}
+    if kind == "verdict":
+        return dict(outcome, output="", output_bytes=0, output_truncated=False, elapsed_s=0.0, cpu_s=0.0)
+    return dict(outcome)
 
 
 def _remove_tree(path: str) -> None:
@@ -566,7 +721,10 @@ def main(argv: list[str]) -> None:
     )
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the platform decides when we stop (EOF or shutdown)
     _warm_up()
-    write_frame(proto_out, {"event": "ready", "pid": os.getpid(), "isolation": iso.to_dict()})
-    Worker(settings, iso, proto_in, proto_out, proc_fd).loop()
+    worker = Worker(settings, iso, proto_in, proto_out, proc_fd)
+    worker._start_compiler()  # before the hello, so the platform learns its pid (tests kill it)
+    write_frame(proto_out, {"event": "ready", "pid": os.getpid(), "isolation": iso.to_dict(),
+                            "compiler_pid": worker.compiler.pid if worker.compiler else None})
+    worker.loop()
     if not iso.mount_jail:
         _remove_tree(iso.scratch_dir)

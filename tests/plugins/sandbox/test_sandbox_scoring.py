@@ -92,12 +92,12 @@ def test_candidate_syntax_error_is_an_error_verdict(sandbox):
 
 
 @pytest.mark.parametrize("policy", ["restricted", "os_only"])
-def test_compile_verdicts_agree_whether_the_worker_or_the_child_compiles(sandbox, policy):
-    """Small candidates compile in the worker before the fork, large ones in their child: same verdicts."""
-    from evalyard_sandbox.worker import MAX_WORKER_COMPILE_BYTES
+def test_compile_verdicts_agree_whether_the_compiler_or_the_child_compiles(sandbox, policy):
+    """Small candidates go to the compiler before the fork, large ones compile in their child: same verdicts."""
+    from evalyard_sandbox.worker import MAX_COMPILER_SOURCE_BYTES
 
     padding = "#" + "x" * 99 + "\n"
-    pad = padding * (MAX_WORKER_COMPILE_BYTES // len(padding) + 1)  # comments only: pushes the source over the cap
+    pad = padding * (MAX_COMPILER_SOURCE_BYTES // len(padding) + 1)  # comments only: pushes the source over the cap
     sources = {
         "syntax": "def add(a, b)\n    return a\n",
         "null-byte": "def add(a, b):\n    return a + b\x00\n",
@@ -109,13 +109,18 @@ def test_compile_verdicts_agree_whether_the_worker_or_the_child_compiles(sandbox
     scorer = sandbox(policy=policy)
     small = scorer.score_batch([code_case(code, "assert add(1, 2) == 3", name) for name, code in sources.items()])
     large = scorer.score_batch([code_case(pad + code, "assert add(1, 2) == 3", name) for name, code in sources.items()])
-    assert len(pad) > MAX_WORKER_COMPILE_BYTES
-    for name, a, b in zip(sources, small, large):
-        assert (a.label, a.value, a.error) == (b.label, b.value, b.error), name
-        assert a.details.get("phase") == b.details.get("phase"), name
+    in_run = sandbox(policy=policy, compile_in_run=True).score_batch(
+        [code_case(code, "assert add(1, 2) == 3", name) for name, code in sources.items()])
+    assert len(pad) > MAX_COMPILER_SOURCE_BYTES
+    for name, a, b, c in zip(sources, small, large, in_run):
+        assert (a.label, a.value, a.error) == (b.label, b.value, b.error) == (c.label, c.value, c.error), name
+        assert a.details.get("phase") == b.details.get("phase") == c.details.get("phase"), name
+        assert a.details["message"] == c.details["message"], name
         # the padding moves line numbers; the rest of the message is the same
         assert re.sub(r"\d+", "N", a.details["message"]) == re.sub(r"\d+", "N", b.details["message"]), name
         assert {"elapsed_s", "cpu_s", "output", "sandbox"} <= set(a.details), name
+    assert "confined-compiler" in small[0].details["sandbox"]["layers"]
+    assert "compile-in-run" in in_run[0].details["sandbox"]["layers"]
     labels = {name: score.label for name, score in zip(sources, small)}
     assert labels["fine"] == "pass" and labels["syntax"] == "error" and labels["null-byte"] == "error"
     assert small[0].details["phase"] == "compile" and "expected ':'" in small[0].details["message"]
