@@ -261,16 +261,21 @@ class Worker:
         self._discard_zygote(zygote)
 
     def _discard_zygote(self, zygote: Zygote) -> None:
-        for fd in (zygote.pidfd, zygote.ctrl_w, zygote.out_r, zygote.res_r):
+        self._close_kill_reap(zygote.pid, (zygote.pidfd, zygote.ctrl_w, zygote.out_r, zygote.res_r))
+
+    def _close_kill_reap(self, pid: int, fds: tuple[int | None, ...]) -> None:
+        """Forget a helper process: stop watching and close its descriptors, kill its group, reap it."""
+        for fd in fds:
             if fd is not None:
                 self._unwatch(fd)
                 os.close(fd)
+        for kill, target in ((os.killpg, pid), (os.kill, pid)):  # zygotes and the compiler lead their own group
+            try:
+                kill(target, signal.SIGKILL)
+            except OSError:
+                pass
         try:
-            os.killpg(zygote.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            os.waitpid(zygote.pid, 0)
+            os.waitpid(pid, 0)
         except ChildProcessError:
             pass
 
@@ -301,6 +306,10 @@ class Worker:
                                    proc_fd=self.proc_fd)
         os.close(request_r)
         os.close(reply_w)
+        try:
+            os.setpgid(pid, pid)  # also done in the compiler; whichever runs first wins the race
+        except OSError:
+            pass
         os.set_blocking(request_w, False)
         os.set_blocking(reply_r, False)
         # its death shows as EOF on the reply pipe (see _read_compiled)
@@ -309,19 +318,8 @@ class Worker:
 
     def _stop_compiler(self) -> None:
         link, self.compiler = self.compiler, None
-        if link is None:
-            return
-        for fd in (link.request_w, link.reply_r):
-            self._unwatch(fd)
-            os.close(fd)
-        try:  # it holds nothing worth a graceful exit (and may be stopped, or stuck)
-            os.kill(link.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            os.waitpid(link.pid, 0)
-        except ChildProcessError:
-            pass
+        if link is not None:  # it holds nothing worth a graceful exit (and may be stopped, or stuck)
+            self._close_kill_reap(link.pid, (link.request_w, link.reply_r))
 
     def _dispatch_compiles(self) -> None:
         link = self.compiler
