@@ -56,9 +56,10 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 class Tripwire:
     """Holds the switch the harness flips around its own bookkeeping (e.g. walking a traceback)."""
 
-    def __init__(self, workdir: str, read_roots: list[str]) -> None:
-        self.workdir = os.path.realpath(workdir)
-        self.read_roots = [os.path.realpath(r) for r in read_roots]
+    def __init__(self, workdir: str, read_roots: list[str], *, resolved: bool = False) -> None:
+        """``resolved``: the paths are already real (no symlinks), as the worker's are."""
+        self.workdir = workdir if resolved else os.path.realpath(workdir)
+        self.read_roots = list(read_roots) if resolved else [os.path.realpath(r) for r in read_roots]
         self.suspended = False
 
     def _inside(self, path: Any, roots: list[str]) -> bool:
@@ -103,12 +104,34 @@ class Tripwire:
                     self.check_path(event, args[index], writes)
 
 
-def install(workdir: str, read_roots: list[str]) -> Tripwire:
+#: (refused modules loaded, size of sys.modules) when the worker prepared, before any fork
+_prepared: tuple[list[str], int] | None = None
+
+
+def _refused_loaded() -> list[str]:
+    return [name for name in sys.modules if name.partition(".")[0] in _REFUSED_IMPORTS]
+
+
+def prepare() -> None:
+    """List, in the worker, the refused modules it has loaded (it uses ctypes itself).
+
+    Walking the ~150 entries of ``sys.modules`` in every run cost it ~40 copy-on-write
+    faults; the list is the same for every run as long as nothing was imported since,
+    which ``install`` checks by the size of ``sys.modules``.
+    """
+    global _prepared
+    _prepared = (_refused_loaded(), len(sys.modules))
+
+
+def install(workdir: str, read_roots: list[str], *, resolved: bool = False) -> Tripwire:
     """Install the hook for the rest of this process's life (audit hooks cannot be removed)."""
-    # Drop already-imported modules the hook refuses, so importing them again trips the import event.
-    for name in list(sys.modules):
-        if name.partition(".")[0] in _REFUSED_IMPORTS:
-            del sys.modules[name]
-    wire = Tripwire(workdir, read_roots)
+    # Drop already-imported modules the hook refuses, so importing them again trips the import
+    # event (a cached ``ctypes._endian`` would otherwise be importable without one).
+    names, size = _prepared if _prepared is not None else (None, -1)
+    if names is None or len(sys.modules) != size:
+        names = _refused_loaded()  # something was imported since prepare(): look again
+    for name in names:
+        sys.modules.pop(name, None)
+    wire = Tripwire(workdir, read_roots, resolved=resolved)
     sys.addaudithook(wire.hook)
     return wire

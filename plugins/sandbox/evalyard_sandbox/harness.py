@@ -238,7 +238,8 @@ class Harness:
             return self.compile_failure(exc)
 
         if job.get("audit_hook", True):
-            self.wire = audit.install(self.workdir, self.read_roots)
+            # the worker's paths are real: its scratch directory and standard-library roots are resolved
+            self.wire = audit.install(self.workdir, self.read_roots, resolved=True)
 
         try:
             exec(code, candidate_globals)

@@ -313,7 +313,7 @@ def setup_worker(*, namespaces: bool, scratch_mb: int, uid_base: int, slots: int
     if not iso.mount_jail:
         import tempfile
 
-        iso.scratch_dir = tempfile.mkdtemp(prefix="evalyard-sandbox-")
+        iso.scratch_dir = os.path.realpath(tempfile.mkdtemp(prefix="evalyard-sandbox-"))
         os.chmod(iso.scratch_dir, 0o755)
     # A distinct unprivileged uid per concurrent slot: runs cannot signal, ptrace or read each other,
     # and RLIMIT_NPROC is enforced (it is not for root). The compiler takes the uid after the slots'.

@@ -230,9 +230,9 @@ class Worker:
         res_r, res_w = os.pipe()
         pid = os.fork()
         if pid == 0:
-            # Other runs' code and nonces are of no business to this one.
-            self._drop_pipeline()
-            self.running.clear()
+            # The worker's queues are left as they are: freeing their runs here (code, tests) cost
+            # every child ~300 copy-on-write faults, and freed memory keeps its bytes anyway. What
+            # separates runs is the OS: other runs' pipes are closed in the child, their uids differ.
             child.zygote_main(ctrl_r, out_w, res_w, proc_fd=self.proc_fd,
                               pid_namespace=self.iso.pid_namespace_per_run,
                               user_namespace=self.iso.user_namespace, read_roots=self.read_roots,
@@ -298,9 +298,7 @@ class Worker:
                 os.close(fd)
             self.compiler_deaths = MAX_COMPILER_DEATHS
             return
-        if pid == 0:
-            self._drop_pipeline()
-            self.running.clear()
+        if pid == 0:  # as for zygotes, the worker's queues are left alone (see _spawn_zygote)
             uid = None if self.iso.run_uid_base is None else self.iso.run_uid_base + self.slots
             compiler.compiler_main(request_r, reply_w, uid=uid, user_namespace=self.iso.user_namespace,
                                    proc_fd=self.proc_fd)
@@ -674,7 +672,7 @@ def _warm_up() -> None:
     """
     import gc
 
-    from . import policy
+    from . import audit, policy
 
     for _ in range(WARM_UP_ROUNDS):
         for name in ("restricted", "os_only"):
@@ -682,6 +680,7 @@ def _warm_up() -> None:
     policy.prepare()
     harness.prepare()
     child.prepare()
+    audit.prepare()  # last: it records what is imported by now
     gc.collect()
     gc.freeze()
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import collections
 import fractions
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -202,3 +204,23 @@ def test_tripwire_rules(tmp_path):
         wire.hook("import", ("ctypes", None, None, None, None))
     wire.suspended = True
     wire.hook("object.__getattr__", (None, "tb_frame"))
+
+
+def test_install_drops_refused_modules_even_those_imported_after_prepare(tmp_path):
+    # In a subprocess: an installed audit hook cannot be removed again.
+    code = (
+        "import ctypes, sys\n"
+        "from evalyard_sandbox import audit\n"
+        "audit.prepare()\n"
+        "import mmap\n"  # imported after prepare(): install() must notice and look again
+        f"audit.install({str(tmp_path)!r}, [], resolved=True)\n"
+        "print(sorted(n for n in sys.modules if n.split('.')[0] in ('ctypes', '_ctypes', 'mmap')))\n"
+        "for name in ('ctypes', 'ctypes._endian', 'mmap'):\n"
+        "    try:\n"
+        "        __import__(name)\n"
+        "        print('imported', name)\n"
+        "    except ImportError as exc:\n"
+        "        print('refused', name)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["[]", "refused ctypes", "refused ctypes._endian", "refused mmap"]

@@ -128,6 +128,14 @@ def test_compile_verdicts_agree_whether_the_compiler_or_the_child_compiles(sandb
         assert labels["refused"] == "error" and "__class__" in small[-1].details["message"]
 
 
+def test_refused_packages_the_worker_loaded_cannot_be_imported(sandbox):
+    # The worker itself uses ctypes: its cached submodules must not be importable without the event.
+    code = "from ctypes._endian import BigEndianStructure\n" + ADD
+    score = sandbox(policy="os_only").score_batch([code_case(code, "assert add(1, 2) == 3")])[0]
+    assert score.label == "error" and "ImportError" in score.details["message"]
+    assert "not permitted" in score.details["message"]
+
+
 def test_output_is_captured_and_capped(sandbox):
     scorer = sandbox(max_output_bytes=1000)
     code = "print('hello')\nfor i in range(10000):\n    print('x' * 100)\n" + ADD
