@@ -217,26 +217,48 @@ class Worker:
     def _refill_zygotes(self) -> None:
         if len(self.zygotes) >= self.slots:
             return
-        for _ in range(self.slots + ZYGOTE_BURST - len(self.zygotes)):
+        wanted = self.slots + ZYGOTE_BURST - len(self.zygotes)
+        pipes: list[tuple[int, ...]] = []
+        try:
+            for _ in range(wanted):
+                pipes.append((*os.pipe(), *os.pipe(), *os.pipe()))  # ctrl r/w, output r/w, verdict r/w
+        except OSError as exc:  # out of descriptors: use what we have
+            print(f"evalyard-sandbox: cannot make pipes for a zygote: {exc}", file=sys.stderr)
+        pids = self._fork_burst(pipes)
+        for fds, pid in zip(pipes, pids):
+            self.zygotes.append(self._adopt_zygote(pid, fds))
+        for fds in pipes[len(pids):]:  # not forked (process limit): nothing will use them
+            for fd in fds:
+                os.close(fd)
+
+    def _fork_burst(self, pipes: list[tuple[int, ...]]) -> list[int]:
+        """Fork one zygote per set of pipes, back to back, with as little Python as possible between.
+
+        Each fork write-protects this process's memory, and every page it writes afterwards
+        faults once more: forking in a tight loop and doing the bookkeeping after the burst
+        pays those faults once per burst instead of once per zygote.
+        """
+        pids: list[int] = []
+        for fds in pipes:
             try:
-                self.zygotes.append(self._spawn_zygote())
+                pid = os.fork()
             except OSError as exc:  # e.g. EAGAIN under a process limit: use what we have
                 print(f"evalyard-sandbox: cannot fork a zygote: {exc}", file=sys.stderr)
                 break
+            if pid == 0:
+                # The worker's queues are left as they are: freeing their runs here (code, tests)
+                # cost every child ~300 copy-on-write faults, and freed memory keeps its bytes
+                # anyway. What separates runs is the OS: other runs' pipes are closed in the child
+                # (zygote_main keeps only its own), and their uids differ.
+                child.zygote_main(fds[0], fds[3], fds[5], proc_fd=self.proc_fd,
+                                  pid_namespace=self.iso.pid_namespace_per_run,
+                                  user_namespace=self.iso.user_namespace, read_roots=self.read_roots,
+                                  run_sys_path=self.run_sys_path)
+            pids.append(pid)
+        return pids
 
-    def _spawn_zygote(self) -> Zygote:
-        ctrl_r, ctrl_w = os.pipe()
-        out_r, out_w = os.pipe()
-        res_r, res_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            # The worker's queues are left as they are: freeing their runs here (code, tests) cost
-            # every child ~300 copy-on-write faults, and freed memory keeps its bytes anyway. What
-            # separates runs is the OS: other runs' pipes are closed in the child, their uids differ.
-            child.zygote_main(ctrl_r, out_w, res_w, proc_fd=self.proc_fd,
-                              pid_namespace=self.iso.pid_namespace_per_run,
-                              user_namespace=self.iso.user_namespace, read_roots=self.read_roots,
-                              run_sys_path=self.run_sys_path)
+    def _adopt_zygote(self, pid: int, fds: tuple[int, ...]) -> Zygote:
+        ctrl_r, ctrl_w, out_r, out_w, res_r, res_w = fds
         for fd in (ctrl_r, out_w, res_w):
             os.close(fd)
         try:
@@ -298,7 +320,7 @@ class Worker:
                 os.close(fd)
             self.compiler_deaths = MAX_COMPILER_DEATHS
             return
-        if pid == 0:  # as for zygotes, the worker's queues are left alone (see _spawn_zygote)
+        if pid == 0:  # as for zygotes, the worker's queues are left alone (see _fork_burst)
             uid = None if self.iso.run_uid_base is None else self.iso.run_uid_base + self.slots
             compiler.compiler_main(request_r, reply_w, uid=uid, user_namespace=self.iso.user_namespace,
                                    proc_fd=self.proc_fd)
