@@ -22,7 +22,7 @@ import asyncio
 import json
 import math
 import time
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -247,6 +247,7 @@ class Runner:
         processes: Executor | None = None
         if any(p.scorer.executor == "process" for p, _ in work):
             import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor  # imports multiprocessing's machinery: only when used
 
             # spawn, not fork: the main process may hold threads or large models.
             processes = ProcessPoolExecutor(max_workers=self.concurrency, mp_context=multiprocessing.get_context("spawn"))
