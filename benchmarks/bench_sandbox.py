@@ -161,6 +161,30 @@ def summarize(times: dict[str, list[float]], cpu_times: dict[str, list[float]]) 
             for name, values in times.items()]
 
 
+NOTES = """
+Sandbox notes (how the per-sample cost came down, 2026-11-22; measured with temporary
+instrumentation of the child, `perf stat`/`perf record` and `bench_sandbox_floor.py`):
+
+- A run's child spent ~1.2 ms compiling its candidate cold (RestrictedPython's transformer
+  faulting in the worker's objects). A long-lived, confined compiler process now compiles tests
+  and candidates warm, on the other CPU, and the child only unmarshals the code.
+- After each fork the child freed the worker's job queues (other runs' code and tests): ~300
+  copy-on-write faults, ~1 ms per child, for no isolation gain. No longer done.
+- The audit tripwire walked all of `sys.modules` in every child (~100 faults); the list of
+  refused modules to drop is now prepared in the worker and checked by size.
+- The worker forked each zygote from inside its Python bookkeeping, so every fork re-faulted the
+  pages that bookkeeping wrote; zygotes are now forked back to back, bookkeeping after the burst.
+- The CLI skips the interpreter's teardown (~0.2 s of CPU with SQLAlchemy loaded), computes
+  pass/fail intervals exactly without importing numpy, and editable sources are byte-compiled at
+  install.
+
+What is left, per sample: the fork itself (~0.7 ms in the worker: page tables of ~195 mappings and
+~10 MB), ~350 page faults in the child at ~3 us each (setting up, unmarshalling, running), its
+exit, and the problem's own work. The CLI's share is mostly importing SQLModel and SQLAlchemy
+(~0.3-0.4 s of CPU), which competes with the sandbox for the same two CPUs.
+"""
+
+
 def write_results(rows, command: str, note: str | None, load: float) -> Path:
     """Replace (or add) the "## Sandbox" section of benchmarks/RESULTS.md, keeping the others."""
     labels = {

@@ -51,12 +51,14 @@ def _import_paths() -> list[str]:
 
 class SandboxClient:
     def __init__(self, *, slots: int, namespaces: bool = True, scratch_mb: int = 64,
-                 force_user_namespace: bool = False) -> None:
+                 force_user_namespace: bool = False, **worker_settings: Any) -> None:
+        """``worker_settings``: further worker knobs, for tests (``compile_timeout_s``, ``max_compiler_deaths``)."""
         self.settings = {
             "slots": max(1, slots),
             "namespaces": namespaces,
             "scratch_mb": scratch_mb,
             "force_user_namespace": force_user_namespace,
+            **worker_settings,
         }
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None

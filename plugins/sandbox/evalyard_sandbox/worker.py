@@ -122,6 +122,9 @@ class Worker:
         self.ready: deque[Run] = deque()  # compiled, waiting for a slot and a zygote
         self.compiler: Compiler | None = None
         self.compiler_deaths = 0
+        # settings for tests: a short watchdog, or no compiler at all (runs compile in their children)
+        self.compile_timeout = float(settings.get("compile_timeout_s", COMPILE_TIMEOUT_S))
+        self.max_compiler_deaths = int(settings.get("max_compiler_deaths", MAX_COMPILER_DEATHS))
         self.running: dict[int, Run] = {}
         self.zygotes: deque[Zygote] = deque()
         self.selector = selectors.DefaultSelector()
@@ -159,7 +162,7 @@ class Worker:
         waits = [(r.deadline if r.exit_status is None else r.exited_at + _FINISH_GRACE_S) - now
                  for r in self.running.values()]
         if self.compiler is not None and self.compiler.in_flight:
-            waits.append(self.compiler.in_flight[0].compile_sent + COMPILE_TIMEOUT_S - now)
+            waits.append(self.compiler.in_flight[0].compile_sent + self.compile_timeout - now)
         timeout = max(0.0, min(waits)) if waits else None
         if any(r.pidfd is None for r in self.running.values()):
             timeout = 0.005 if timeout is None else min(timeout, 0.005)  # no pidfd: poll for exits
@@ -308,7 +311,7 @@ class Worker:
     # -- the compiler -----------------------------------------------------------------
     def _start_compiler(self) -> None:
         """Fork the compiler (see compiler.py); without one, runs compile in their own children."""
-        if self.compiler_deaths >= MAX_COMPILER_DEATHS:
+        if self.compiler_deaths >= self.max_compiler_deaths:
             return
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
@@ -318,7 +321,7 @@ class Worker:
             print(f"evalyard-sandbox: cannot fork the compiler: {exc}", file=sys.stderr)
             for fd in (request_r, request_w, reply_r, reply_w):
                 os.close(fd)
-            self.compiler_deaths = MAX_COMPILER_DEATHS
+            self.compiler_deaths = self.max_compiler_deaths
             return
         if pid == 0:  # as for zygotes, the worker's queues are left alone (see _fork_burst)
             uid = None if self.iso.run_uid_base is None else self.iso.run_uid_base + self.slots
@@ -429,7 +432,7 @@ class Worker:
         self._stop_compiler()
         self.compiler_deaths += 1
         print(f"evalyard-sandbox: the compiler stopped with {len(pending)} request(s) in flight "
-              f"({self.compiler_deaths} of {MAX_COMPILER_DEATHS} restarts)", file=sys.stderr)
+              f"({self.compiler_deaths} of {self.max_compiler_deaths} restarts)", file=sys.stderr)
         if pending:
             suspect = pending.pop(0)
             suspect.compiled = None
@@ -555,7 +558,7 @@ class Worker:
     def _enforce_deadlines(self) -> None:
         now = time.monotonic()
         link = self.compiler
-        if link is not None and link.in_flight and now >= link.in_flight[0].compile_sent + COMPILE_TIMEOUT_S:
+        if link is not None and link.in_flight and now >= link.in_flight[0].compile_sent + self.compile_timeout:
             try:
                 os.kill(link.pid, signal.SIGKILL)  # its EOF arrives next; _compiler_died requeues
             except ProcessLookupError:

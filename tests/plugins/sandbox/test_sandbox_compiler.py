@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 
 from sandbox_helpers import code_case
 
@@ -103,3 +104,45 @@ def test_runs_survive_the_compiler_dying_with_work_in_flight():
         assert len(notes) == 1 and "with 8 request(s) in flight" in notes[0], list(scorer._client._stderr_tail)
     finally:
         scorer.close()
+
+
+def _jobs(scorer: PythonUnitTesting) -> tuple[list[dict], list[str]]:
+    """Jobs for the client, and the verdict each must get."""
+    cases = [(ADD, "pass")] * 4 + [(ADD.replace("+", "-"), "fail"), ("def add(a, b)\n", "error")]
+    return [scorer._job(code, TESTS, None) for code, _ in cases], [label for _, label in cases]
+
+
+def test_a_stuck_compiler_is_killed_and_its_work_redone():
+    from evalyard_sandbox.client import SandboxClient
+
+    scorer = PythonUnitTesting()  # only builds jobs; its own worker is not used
+    scorer.close()
+    client = SandboxClient(slots=2, compile_timeout_s=0.5)
+    try:
+        client.start()
+        client.run_many(_jobs(scorer)[0][:1])  # started, with its compiler
+        os.kill(client.compiler_pid, signal.SIGSTOP)  # stuck: it will never answer
+        jobs, expected = _jobs(scorer)
+        started = time.monotonic()
+        results = client.run_many(jobs)
+        assert [r["status"] for r in results] == expected
+        assert time.monotonic() - started < 10  # the watchdog, not the client's own budget
+        assert any("the compiler stopped" in line for line in client._stderr_tail)
+    finally:
+        client.close()
+
+
+def test_without_a_compiler_runs_compile_in_their_own_processes():
+    from evalyard_sandbox.client import SandboxClient
+
+    scorer = PythonUnitTesting()
+    scorer.close()
+    client = SandboxClient(slots=2, max_compiler_deaths=0)
+    try:
+        jobs, expected = _jobs(scorer)
+        results = client.run_many(jobs)
+        assert client.compiler_pid is None
+        assert [r["status"] for r in results] == expected
+        assert results[-1]["phase"] == "compile" and results[-1]["message"].startswith("SyntaxError")
+    finally:
+        client.close()
