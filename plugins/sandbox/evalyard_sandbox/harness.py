@@ -101,7 +101,7 @@ class Harness:
                  candidate_code: types.CodeType | None = None) -> None:
         self.job = job
         self.compiled_tests = tests
-        #: compiled by the worker before the fork (see worker._compiled_candidate); None: compile here
+        #: compiled by the compiler process before the run (see compiler.py); None: compile here
         self.candidate_code = candidate_code
         self.workdir = workdir
         self.read_roots = read_roots
