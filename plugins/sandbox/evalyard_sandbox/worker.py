@@ -386,6 +386,9 @@ class Worker:
         link = self.compiler
         if link is None:
             return
+        if self.closing:  # shutting down: its replies (or its EOF) no longer matter
+            self._stop_compiler()
+            return
         try:
             data = os.read(link.reply_r, 1 << 20)
         except BlockingIOError:
