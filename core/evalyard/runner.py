@@ -18,7 +18,6 @@ Scores.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import time
@@ -216,6 +215,8 @@ class Runner:
     def _run(self, run_ref: Any, work: list[tuple[PreparedScorer, list[Case]]], prepared: list[PreparedScorer]) -> dict[str, Any]:
         started = time.perf_counter()
         try:
+            import asyncio  # here, not at the top: scorers start their workers before this is loaded
+
             asyncio.run(self._execute(run_ref, work))
         except KeyboardInterrupt:
             self.store.set_status(self._resolve(run_ref), "interrupted")
@@ -251,6 +252,8 @@ class Runner:
 
             # spawn, not fork: the main process may hold threads or large models.
             processes = ProcessPoolExecutor(max_workers=self.concurrency, mp_context=multiprocessing.get_context("spawn"))
+        import asyncio
+
         semaphore = asyncio.Semaphore(self.concurrency)
         loop = asyncio.get_running_loop()
 

@@ -10,7 +10,11 @@ import sys
 
 import click
 
+from ..console import end_startup
 from ..errors import EvalyardError
+
+#: Commands whose start-up ends when they open the database (see console.py).
+_STORE_COMMANDS = frozenset({"run", "runs", "compare"})
 
 
 class CLIError(click.ClickException):
@@ -29,7 +33,8 @@ class EvalyardGroup(click.Group):
 
 @click.group(cls=EvalyardGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="evalyard")
-def cli():
+@click.pass_context
+def cli(ctx):
     """evalyard: evaluate LLM outputs with pluggable scorers; every run is kept.
 
     \b
@@ -39,6 +44,8 @@ def cli():
       evalyard runs list               the runs kept in the database
       evalyard compare BASE NEW        what changed between two runs
     """
+    if ctx.invoked_subcommand not in _STORE_COMMANDS:
+        end_startup()  # these commands have no database to load: collection back on now
 
 
 def _load_commands() -> None:

@@ -16,9 +16,12 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 
 
 def open_store(db_url: str | None):
+    from ..console import end_startup
     from ..store import Store
 
-    return Store(db_url)
+    store = Store(db_url)
+    end_startup()  # the database layer is loaded: the console script's start-up is over
+    return store
 
 
 def echo_json(data: Any) -> None:
