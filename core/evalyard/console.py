@@ -3,7 +3,7 @@
 Start-up creates some 10^5 objects that live until the process exits (click, the
 plugins, and for commands that use the database, SQLAlchemy, SQLModel and pydantic).
 With the cyclic garbage collector on, each of its collections walks the ones made
-so far: ~70 ms of CPU for ``evalyard run``, a tenth of a small run. So the collector
+so far: 0.06-0.08 s of CPU for ``evalyard run``, a tenth of a small run. So the collector
 is off while they are created; ``end_startup`` freezes them (later collections skip
 them) and turns it back on. Commands that open the database call it once the database
 layer is loaded (``cli.options.open_store``); every other command before it runs.
