@@ -24,6 +24,11 @@ import tempfile
 
 from . import compiler, harness, jail
 
+try:
+    from . import _native
+except ImportError:  # not built (no C compiler at install): the Python path below does the same
+    _native = None
+
 _LENGTH = struct.Struct(">I")
 
 #: The run's stdout/stderr objects, built in the worker before any fork (see prepare()).
@@ -103,9 +108,7 @@ def _relay_through_pid_namespace() -> None:
 
 def zygote_main(ctrl_r: int, out_w: int, res_w: int, *, proc_fd: int | None, pid_namespace: bool,
                 user_namespace: bool, read_roots: list[str], run_sys_path: list[str]) -> None:
-    """Entry point of a freshly forked zygote. Never returns."""
-    nonce = None
-    result_fd = [res_w]  # where a setup failure is reported; moves to 3 once the run's fds are in place
+    """Entry point of a zygote forked by ``os.fork`` (the Python path). Never returns."""
     try:
         os.setpgid(0, 0)
         _close_all_but({ctrl_r, out_w, res_w} | ({proc_fd} if proc_fd is not None else set()))
@@ -118,9 +121,25 @@ def zygote_main(ctrl_r: int, out_w: int, res_w: int, *, proc_fd: int | None, pid
         if body is None:
             os._exit(0)
         os.close(ctrl_r)
+    except BaseException:  # noqa: BLE001 - no job yet, so nobody to tell
+        os._exit(70)
+    run_job(body, out_w, res_w, proc_fd=proc_fd, user_namespace=user_namespace, read_roots=read_roots,
+            run_sys_path=run_sys_path, native=False)
+
+
+def run_job(body: bytes, out_w: int, res_w: int, *, proc_fd: int | None, user_namespace: bool,
+            read_roots: list[str], run_sys_path: list[str], native: bool) -> None:
+    """A zygote's job has arrived (``body``, its frame): confine, run, report. Never returns.
+
+    ``native``: the zygote came from ``_native.fork_zygote``, which has already done
+    what zygote_main does before the job; confinement then goes through ``_native`` too.
+    """
+    nonce = None
+    result_fd = [res_w]  # where a setup failure is reported; moves to 3 once the run's fds are in place
+    try:
         assignment = marshal.loads(body)
         nonce = assignment["nonce"]
-        _confine(assignment, out_w, res_w, proc_fd, user_namespace, run_sys_path, result_fd)
+        _confine(assignment, out_w, res_w, proc_fd, user_namespace, run_sys_path, result_fd, native)
         tests, candidate = compiler.unpack(assignment["compiled"]) if assignment["compiled"] else (None, None)
         harness.run_and_report(assignment["job"], assignment["workdir"], read_roots, 3, nonce, tests, candidate)
     except BaseException as exc:  # noqa: BLE001 - setup failed before any candidate code ran
@@ -135,28 +154,36 @@ def zygote_main(ctrl_r: int, out_w: int, res_w: int, *, proc_fd: int | None, pid
 
 
 def _confine(assignment: dict, out_w: int, res_w: int, proc_fd: int | None, user_namespace: bool,
-             run_sys_path: list[str], result_fd: list[int]) -> None:
-    # Descriptors: 0 /dev/null, 1+2 output pipe, 3 verdict pipe (close-on-exec), 4 /proc until the
-    # limits are set. Everything moves above 100 first so no dup2 below can clobber a source.
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in (out_w, res_w)]
-    if proc_fd is not None:
-        high.append(fcntl.fcntl(proc_fd, fcntl.F_DUPFD_CLOEXEC, 100))
-    result_fd[0] = high[1]
-    os.dup2(high[0], 1)
-    os.dup2(high[0], 2)
-    os.dup2(high[1], 3, inheritable=False)
-    result_fd[0] = 3
-    if proc_fd is not None:
-        os.dup2(high[2], 4, inheritable=False)
-    _close_all_but({3, 4} if proc_fd is not None else {3})
+             run_sys_path: list[str], result_fd: list[int], native: bool) -> None:
+    workdir = assignment["workdir"]
+    if native:
+        # the same steps as below, in C: descriptors, directory, uid, prctl, limits
+        _native.confine(out_w, res_w, -1 if proc_fd is None else proc_fd, os.fsencode(workdir),
+                        -1 if assignment["uid"] is None else assignment["uid"], user_namespace,
+                        *assignment["limits"])
+        result_fd[0] = 3
+    else:
+        # Descriptors: 0 /dev/null, 1+2 output pipe, 3 verdict pipe (close-on-exec), 4 /proc until the
+        # limits are set. Everything moves above 100 first so no dup2 below can clobber a source.
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in (out_w, res_w)]
+        if proc_fd is not None:
+            high.append(fcntl.fcntl(proc_fd, fcntl.F_DUPFD_CLOEXEC, 100))
+        result_fd[0] = high[1]
+        os.dup2(high[0], 1)
+        os.dup2(high[0], 2)
+        os.dup2(high[1], 3, inheritable=False)
+        result_fd[0] = 3
+        if proc_fd is not None:
+            os.dup2(high[2], 4, inheritable=False)
+        _close_all_but({3, 4} if proc_fd is not None else {3})
+        os.chdir(workdir)
     if _STDOUT is not None:
         sys.stdout, sys.stderr = _STDOUT, _STDERR
-    workdir = assignment["workdir"]
-    os.chdir(workdir)
     os.environ["HOME"] = os.environ["TMPDIR"] = workdir
     tempfile.tempdir = workdir
-    jail.confine_run(jail.RunLimits(*assignment["limits"]), uid=assignment["uid"], in_user_namespace=user_namespace,
-                     proc_fd=4 if proc_fd is not None else None)
-    if proc_fd is not None:
-        os.close(4)
+    if not native:
+        jail.confine_run(jail.RunLimits(*assignment["limits"]), uid=assignment["uid"],
+                         in_user_namespace=user_namespace, proc_fd=4 if proc_fd is not None else None)
+        if proc_fd is not None:
+            os.close(4)
     sys.path[:] = run_sys_path  # the standard library only

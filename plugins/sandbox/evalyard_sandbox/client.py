@@ -68,6 +68,7 @@ class SandboxClient:
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=50)
         self.isolation: dict[str, Any] = {}
         self.compiler_pid: int | None = None  # the worker's compiler at start-up (tests kill it)
+        self.native: bool | None = None  # whether the worker forks and confines runs through _native.c
 
     # -- lifecycle ----------------------------------------------------------
     def _spawn_locked(self) -> None:
@@ -106,6 +107,7 @@ class SandboxClient:
             raise
         self.isolation = hello.get("isolation", {})
         self.compiler_pid = hello.get("compiler_pid")
+        self.native = hello.get("native")
         return process
 
     def start(self) -> None:

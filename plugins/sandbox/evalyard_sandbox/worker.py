@@ -100,6 +100,18 @@ class Run:
     cpu_s: float = 0.0
 
 
+def native_path_usable(settings: dict, iso: jail.Isolation) -> bool:
+    """Whether zygotes may come from ``_native.fork_zygote`` (built, allowed, and safe here).
+
+    That fork skips CPython's after-fork handling, which is only sound in a process
+    with one thread; the PID-namespace relay exists only on the Python path.
+    """
+    if child._native is None or not settings.get("native", True) or iso.pid_namespace_per_run:
+        return False
+    threading = sys.modules.get("threading")
+    return threading is None or threading.active_count() == 1
+
+
 def _limits(job: dict) -> jail.RunLimits:
     return jail.RunLimits(
         cpu_seconds=max(1, math.ceil(float(job.get("timeout", 3.0)))),
@@ -134,6 +146,8 @@ class Worker:
         self.read_roots = jail.stdlib_dirs()
         # what a run may import from: the standard library entries of our own path (incl. lib-dynload)
         self.run_sys_path = [p for p in sys.path if any(p == r or p.startswith(r + os.sep) for r in self.read_roots)]
+        #: zygotes forked and confined by the C path (child.py's _native); see native_path_usable
+        self.native = native_path_usable(settings, iso)
 
     # -- main loop --------------------------------------------------------------
     def loop(self) -> None:
@@ -242,8 +256,18 @@ class Worker:
         pays those faults once per burst instead of once per zygote.
         """
         pids: list[int] = []
+        native = child._native if self.native else None
+        proc_fd = -1 if self.proc_fd is None else self.proc_fd
         for fds in pipes:
             try:
+                if native is not None:
+                    pid, body = native.fork_zygote(fds[0], fds[3], fds[5], proc_fd)
+                    if pid == 0:  # the child, its job in hand (the same steps as zygote_main's, in C)
+                        child.run_job(body, fds[3], fds[5], proc_fd=self.proc_fd,
+                                      user_namespace=self.iso.user_namespace, read_roots=self.read_roots,
+                                      run_sys_path=self.run_sys_path, native=True)
+                    pids.append(pid)
+                    continue
                 pid = os.fork()
             except OSError as exc:  # e.g. EAGAIN under a process limit: use what we have
                 print(f"evalyard-sandbox: cannot fork a zygote: {exc}", file=sys.stderr)
@@ -749,7 +773,8 @@ def main(argv: list[str]) -> None:
     worker = Worker(settings, iso, proto_in, proto_out, proc_fd)
     worker._start_compiler()  # before the hello, so the platform learns its pid (tests kill it)
     write_frame(proto_out, {"event": "ready", "pid": os.getpid(), "isolation": iso.to_dict(),
-                            "compiler_pid": worker.compiler.pid if worker.compiler else None})
+                            "compiler_pid": worker.compiler.pid if worker.compiler else None,
+                            "native": worker.native})
     worker.loop()
     if not iso.mount_jail:
         _remove_tree(iso.scratch_dir)

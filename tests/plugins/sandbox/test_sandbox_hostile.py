@@ -1,10 +1,12 @@
 """Hostile programs: nothing escapes, every run ends in time, and the next benign case passes.
 
-Three configurations:
+Four configurations:
 
 - ``restricted``: the default -- RestrictedPython policy, audit-hook tripwire and OS layers;
 - ``os_only``: any Python, audit-hook tripwire and OS layers;
-- ``os_alone``: any Python and the OS layers only (``policy=os_only, audit_hook=false``).
+- ``os_alone``: any Python and the OS layers only (``policy=os_only, audit_hook=false``);
+- ``os_alone_python``: the same, with the worker's C path (``_native.c``) switched off, so
+  the pure-Python fallback alone forks, confines and limits the runs.
 
 Evidence of escape is checked on the host, outside the sandbox: a marker file a
 payload tries to create must not exist, and a secret file's text must not appear
@@ -29,12 +31,16 @@ MODES = {
     "restricted": {},
     "os_only": {"policy": "os_only"},
     "os_alone": {"policy": "os_only", "audit_hook": False},
+    "os_alone_python": {"policy": "os_only", "audit_hook": False},
 }
+#: modes whose worker runs without the C path (native=False)
+PYTHON_PATH_MODES = {"os_alone_python"}
 #: a pass is acceptable here: the program harms nothing (its own directory, its own output)
 HARMLESS_PASS = {
     "restricted": {"output_flood_once"},
     "os_only": {"output_flood_once", "lock_out_cleanup"},
     "os_alone": {"output_flood_once", "lock_out_cleanup"},
+    "os_alone_python": {"output_flood_once", "lock_out_cleanup"},
 }
 #: the OS layer each category relies on when nothing else guards it (os_alone)
 LAYER_FOR_CATEGORY = {"files": "mount_jail", "network": "network_namespace"}
@@ -60,8 +66,26 @@ def canary(tmp_path_factory):
 
 @pytest.mark.parametrize("mode", list(MODES))
 def test_hostile_programs_are_contained(sandbox, canary, mode):
+    from evalyard_sandbox import child
+    from evalyard_sandbox.client import SandboxClient
+    from evalyard_sandbox.scorer import PythonUnitTesting
+
     directory, secret = canary
-    scorer = sandbox(timeout=TIMEOUT, memory_mb=256, workers=4, **MODES[mode])
+    if mode in PYTHON_PATH_MODES:
+        scorer = PythonUnitTesting(timeout=TIMEOUT, memory_mb=256, workers=4, **MODES[mode])
+        scorer.close()  # replace the prestarted worker by one without the C path
+        scorer._client = SandboxClient(slots=4, native=False)
+    else:
+        scorer = sandbox(timeout=TIMEOUT, memory_mb=256, workers=4, **MODES[mode])
+    try:
+        _check_hostile_programs(scorer, directory, secret, mode, child._native is not None)
+    finally:
+        if mode in PYTHON_PATH_MODES:
+            scorer.close()
+
+
+def _check_hostile_programs(scorer, directory, secret, mode: str, native_built: bool) -> None:
+    os_alone = mode.startswith("os_alone")
     cases, markers = [], {}
     for program in PROGRAMS:
         marker = directory / f"{mode}-{program.name}"
@@ -71,11 +95,14 @@ def test_hostile_programs_are_contained(sandbox, canary, mode):
         cases.append(code_case(SOLUTION, TESTS, f"benign-after-{program.name}"))
     scores = scorer.score_batch(cases)
     isolation = scorer._client.isolation
+    # the path under test is the intended one: C wherever it is built and usable
+    assert scorer._client.native == (mode not in PYTHON_PATH_MODES and native_built
+                                      and not isolation.get("pid_namespace_per_run"))
 
     unexpected_passes, skipped = [], []
     for program, score, benign in zip(PROGRAMS, scores[0::2], scores[1::2]):
         assert benign.label == "pass", (program.name, benign.details.get("message"), benign.error)
-        missing = _needs_missing_layer(program, isolation) if mode == "os_alone" else None
+        missing = _needs_missing_layer(program, isolation) if os_alone else None
         if missing:
             skipped.append(f"{program.name} (no {missing})")
             continue
@@ -85,7 +112,7 @@ def test_hostile_programs_are_contained(sandbox, canary, mode):
         assert score.error is None, (program.name, score.error)
         # every run ended within its limit plus one second (time bombs included)
         assert score.details["elapsed_s"] <= TIMEOUT + 1.0, (program.name, score.details["elapsed_s"])
-        lenient = program.name in HARMLESS_PASS[mode] or (mode == "os_alone" and program.may_pass_without_guards)
+        lenient = program.name in HARMLESS_PASS[mode] or (os_alone and program.may_pass_without_guards)
         if score.label == "pass" and not lenient:
             unexpected_passes.append(program.name)
     assert unexpected_passes == []

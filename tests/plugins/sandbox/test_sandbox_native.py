@@ -1,0 +1,79 @@
+"""The C path (``_native.c``) and the Python path confine a run identically.
+
+A candidate running with the OS layers alone inspects its own process: open
+descriptors, resource limits, uid, no-new-privileges, dumpability and working
+directory. The same checks must hold whichever path forked and confined it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_helpers import code_case
+
+INSPECT = '''
+import ctypes, os, resource
+
+def open_fds():
+    found = []
+    for fd in range(0, 256):
+        try:
+            os.fstat(fd)
+            found.append(fd)
+        except OSError:
+            pass
+    return found
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+def prctl_get(option):
+    return _libc.prctl(option, 0, 0, 0, 0)
+
+def limit(name):
+    return resource.getrlimit(getattr(resource, name))
+'''
+
+CHECKS = '''
+assert open_fds() == [0, 1, 2, 3], open_fds()
+assert limit("RLIMIT_NPROC") == (0, 0)
+assert limit("RLIMIT_CORE") == (0, 0)
+assert limit("RLIMIT_NOFILE") == (32, 32)
+assert limit("RLIMIT_FSIZE") == (1 << 20, 1 << 20)
+assert limit("RLIMIT_CPU") == (2, 3)
+soft, hard = limit("RLIMIT_AS")
+assert soft == hard and 256 * 2**20 < soft < 4 * 2**30, (soft, hard)
+assert prctl_get(39) == 1  # PR_GET_NO_NEW_PRIVS
+assert prctl_get(3) == 0  # PR_GET_DUMPABLE
+assert os.getcwd() == os.environ["HOME"] == os.environ["TMPDIR"]
+assert os.listdir(".") == []
+UID_CHECK
+'''
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["c_path", "python_path"])
+def test_both_paths_confine_a_run_the_same_way(native):
+    from evalyard_sandbox import child
+    from evalyard_sandbox.client import SandboxClient
+    from evalyard_sandbox.scorer import PythonUnitTesting
+
+    if native and child._native is None:
+        pytest.skip("the C extension evalyard_sandbox._native is not built here")
+    scorer = PythonUnitTesting(timeout=1.5, memory_mb=256, workers=2, policy="os_only", audit_hook=False)
+    scorer.close()  # replace the prestarted worker by one with the path under test
+    scorer._client = SandboxClient(slots=2, native=native)
+    try:
+        client = scorer._client
+        warm = scorer.score_batch([code_case("def f(x):\n    return x\n", "assert f(1) == 1\n", "warm")])
+        assert warm[0].label == "pass", warm[0].details
+        isolation = client.isolation
+        if native and isolation.get("pid_namespace_per_run"):
+            pytest.skip("runs get a PID namespace here, which only the Python path provides")
+        base = isolation.get("run_uid_base")
+        uid_check = (f"assert {base} <= os.getuid() < {base} + 2 and os.getgid() == os.getuid()"
+                     if base is not None else "assert True")
+        tests = CHECKS.replace("UID_CHECK", uid_check)
+        scores = scorer.score_batch([code_case(INSPECT, tests, f"inspect-{i}") for i in range(4)])
+        assert client.native is native
+        for score in scores:
+            assert score.label == "pass", (score.details.get("message"), score.details.get("traceback"))
+    finally:
+        scorer.close()
