@@ -71,9 +71,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
         pm.register(module, name=module_name)
         _info[module_name] = PluginInfo(module_name, None, "evalyard", builtin=True)
 
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in _plugin_entry_points():
         if ep.name in blocked or (allowed is not None and ep.name not in allowed):
             continue
         if pm.has_plugin(ep.name):
@@ -83,13 +81,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
         except Exception as exc:
             raise PluginError(f"plugin {ep.name!r} ({ep.value}) failed to import: {type(exc).__name__}: {exc}") from exc
         pm.register(module, name=ep.name)
-        dist = ep.dist
-        _info[ep.name] = PluginInfo(
-            ep.name,
-            dist.version if dist else None,
-            dist.metadata["Name"] if dist else None,
-            builtin=False,
-        )
+        _info[ep.name] = PluginInfo(ep.name, ep.dist_version, ep.dist_name, builtin=False)
 
     for spec in sorted(_names_from_env("EVALYARD_EXTRA_PLUGINS") or ()):
         if spec in blocked or pm.has_plugin(spec):
@@ -108,6 +100,20 @@ def get_plugin_manager() -> pluggy.PluginManager:
         pm.enable_tracing()
     _pm = pm
     return pm
+
+
+def _plugin_entry_points() -> list:
+    """The group's entry points, read directly (see entrypoints.py); importlib.metadata where that cannot."""
+    from .entrypoints import EntryPoint, NeedsImportlibMetadata, entry_points
+
+    try:
+        return entry_points(ENTRY_POINT_GROUP)
+    except NeedsImportlibMetadata:
+        from importlib.metadata import entry_points as metadata_entry_points
+
+        return [EntryPoint(ep.name, ep.value, ep.group, ep.dist.metadata["Name"] if ep.dist else None,
+                           ep.dist.version if ep.dist else None)
+                for ep in metadata_entry_points(group=ENTRY_POINT_GROUP)]
 
 
 def _import_extra(spec: str) -> object:

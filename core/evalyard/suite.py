@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,8 @@ class Suite:
     def version(self) -> str:
         """Content hash of the cases without their candidates: the same inputs, references,
         contexts and metadata always give the same version, whichever outputs are scored."""
+        import hashlib  # here: loading OpenSSL costs every command start-up ~5 ms otherwise
+
         digest = hashlib.sha256()
         for case in self.cases:
             content = case.to_dict()
