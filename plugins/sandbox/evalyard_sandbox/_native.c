@@ -96,7 +96,7 @@ PyDoc_STRVAR(fork_zygote_doc,
 "frame arrives on ctrl_r and returns (0, frame body). A child whose control pipe closes\n"
 "before a whole frame arrived exits with status 0 (the worker is retiring it).");
 
-static PyObject *fork_zygote(PyObject *self, PyObject *args)
+static PyObject *fork_zygote(PyObject *Py_UNUSED(self), PyObject *args)
 {
     int ctrl_r, out_w, res_w, proc_fd;
     if (!PyArg_ParseTuple(args, "iiii", &ctrl_r, &out_w, &res_w, &proc_fd))
@@ -170,7 +170,7 @@ PyDoc_STRVAR(confine_doc,
 "namespace). Raises OSError where the Python path raises; returns the notes of the\n"
 "steps that may fail softly.");
 
-static PyObject *confine(PyObject *self, PyObject *args)
+static PyObject *confine(PyObject *Py_UNUSED(self), PyObject *args)
 {
     int out_w, res_w, proc_fd, uid, in_userns;
     const char *workdir;
@@ -248,9 +248,11 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "evalyard_sandbox._native",
-    "The sandbox's per-run hot path in C (fork a zygote, confine a run); child.py holds the Python fallback.",
-    -1, methods,
+    PyModuleDef_HEAD_INIT,
+    .m_name = "evalyard_sandbox._native",
+    .m_doc = "The sandbox's per-run hot path in C (fork a zygote, confine a run); child.py holds the Python fallback.",
+    .m_size = -1,
+    .m_methods = methods,
 };
 
 PyMODINIT_FUNC PyInit__native(void)
