@@ -140,8 +140,10 @@ def run_job(body: bytes, out_w: int, res_w: int, *, proc_fd: int | None, user_na
         assignment = marshal.loads(body)
         nonce = assignment["nonce"]
         _confine(assignment, out_w, res_w, proc_fd, user_namespace, run_sys_path, result_fd, native)
-        tests, candidate = compiler.unpack(assignment["compiled"]) if assignment["compiled"] else (None, None)
-        harness.run_and_report(assignment["job"], assignment["workdir"], read_roots, 3, nonce, tests, candidate)
+        job = assignment["job"]
+        tests, candidate = (compiler.unpack(assignment["compiled"], job.get("tests") or "") if assignment["compiled"]
+                            else (None, None))
+        harness.run_and_report(job, assignment["workdir"], read_roots, 3, nonce, tests, candidate)
     except BaseException as exc:  # noqa: BLE001 - setup failed before any candidate code ran
         # The harness exits by itself, so this report is ours: an infrastructure error, never a verdict.
         if nonce is not None:

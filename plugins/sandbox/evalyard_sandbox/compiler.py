@@ -16,7 +16,8 @@ Protocol (frames from ``protocol.py``), one reply per request, in order:
 
 - request ``{"id", "job", "compile_candidate": bool}``
 - reply ``{"id", "status": "ok", "payload": base64(marshal((tests, code)))}``, where
-  ``code`` is None when the candidate is left to its child; or ``{"id", "status":
+  ``tests`` is (code, assert count, calls check) -- the run already holds the test source --
+  and ``code`` is None when the candidate is left to its child; or ``{"id", "status":
   "verdict" | "test_error", "outcome": {...}}`` when the candidate or the tests do not compile.
 """
 
@@ -57,15 +58,18 @@ def compile_request(message: dict, tests_cache: dict) -> dict:
         except harness.COMPILE_ERRORS as exc:
             reply.update(status="verdict", outcome=harness.Harness(job, "", []).compile_failure(exc))
             return reply
-    packed = marshal.dumps(((tests.code, tests.source_lines, tests.assert_statements, tests.calls_check), code))
+    packed = marshal.dumps(((tests.code, tests.assert_statements, tests.calls_check), code))
     reply.update(status="ok", payload=binascii.b2a_base64(packed, newline=False).decode("ascii"))
     return reply
 
 
-def unpack(payload: str) -> tuple[testcode.CompiledTests, object]:
-    """(tests, candidate code or None) from a reply's payload -- in the run's child only."""
-    (code, lines, asserts, calls_check), candidate = marshal.loads(binascii.a2b_base64(payload))
-    return testcode.CompiledTests(code, lines, asserts, calls_check), candidate
+def unpack(payload: str, tests_source: str) -> tuple[testcode.CompiledTests, object]:
+    """(tests, candidate code or None) from a reply's payload -- in the run's child only.
+
+    ``tests_source``: the job's test code, which the compiled tests were made from.
+    """
+    (code, asserts, calls_check), candidate = marshal.loads(binascii.a2b_base64(payload))
+    return testcode.CompiledTests(code, tests_source, asserts, calls_check), candidate
 
 
 def compiler_main(request_r: int, reply_w: int, *, uid: int | None, user_namespace: bool,

@@ -107,7 +107,8 @@ class Harness:
         self.read_roots = read_roots
         self.checker = PlainChecker()
         self.ticks = 0
-        self.sources = {TESTS_FILENAME: []}
+        #: file name -> source text, for quoting lines in tracebacks (split only then)
+        self.sources = {TESTS_FILENAME: ""}
         self.wire: audit.Tripwire | None = None
         # taken before candidate code runs: patching ``builtins.abs`` later cannot reach the tests
         self.test_builtins = _BUILTINS_SNAPSHOT if _BUILTINS_SNAPSHOT is not None else dict(vars(builtins))
@@ -125,7 +126,7 @@ class Harness:
                 code = tb.tb_frame.f_code
                 filename = code.co_filename
                 if filename in self.sources:
-                    source = self.sources[filename]
+                    source = self.sources[filename].splitlines()
                     text = source[tb.tb_lineno - 1].strip() if 0 < tb.tb_lineno <= len(source) else ""
                     lines.append(f'{filename}:{tb.tb_lineno} in {code.co_name}: {text}')
                 tb = tb.tb_next
@@ -228,8 +229,8 @@ class Harness:
             tests = self.compiled_tests or compile_tests(job.get("tests") or "", guard_comparisons=strict)
         except SyntaxError as exc:
             return self._outcome("test_error", "compile", f"the test code does not compile: {exc}")
-        self.sources[TESTS_FILENAME] = tests.source_lines
-        self.sources["<candidate>"] = job["code"].splitlines()
+        self.sources[TESTS_FILENAME] = tests.source
+        self.sources["<candidate>"] = job["code"]
 
         stdout = sys.stdout
         try:

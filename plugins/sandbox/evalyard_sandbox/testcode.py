@@ -27,7 +27,8 @@ TICK_NAME = "__evalyard_tick__"
 @dataclass
 class CompiledTests:
     code: CodeType
-    source_lines: list[str]
+    #: the test source as given (split into lines only when a traceback quotes it)
+    source: str
     #: assert statements in the source (0: the tests verify by other means, e.g. raising)
     assert_statements: int
     #: a top-level ``check(...)`` call exists (HumanEval suites often omit it)
@@ -62,4 +63,4 @@ def compile_tests(source: str, *, guard_comparisons: bool) -> CompiledTests:
             tick = _call(TICK_NAME, [], node.test)
             node.test = ast.copy_location(ast.BoolOp(ast.Or(), [tick, node.test]), node.test)
     code = compile(tree, TESTS_FILENAME, "exec")
-    return CompiledTests(code, source.splitlines(), asserts, _calls_check(tree))
+    return CompiledTests(code, source, asserts, _calls_check(tree))
