@@ -266,6 +266,7 @@ class Worker:
                         child.run_job(body, fds[3], fds[5], proc_fd=self.proc_fd,
                                       user_namespace=self.iso.user_namespace, read_roots=self.read_roots,
                                       run_sys_path=self.run_sys_path, native=True)
+                        os._exit(70)  # not reached: a child must never fall back into this loop
                     pids.append(pid)
                     continue
                 pid = os.fork()
