@@ -7,8 +7,9 @@ are found as ``*.dist-info`` / ``*.egg-info`` directories on ``sys.path``, in pa
 order; a distribution found twice (same normalized name) counts once, the first
 time; ``entry_points.txt`` is an INI file whose section names are groups.
 
-Anything this does not understand (a zip file on ``sys.path``) sends the caller
-back to ``importlib.metadata``, so discovery never silently misses a plugin.
+Where ``sys.path`` holds something this does not read (a zip archive), the whole
+lookup goes through ``importlib.metadata`` instead, so discovery never silently
+misses a plugin.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from dataclasses import dataclass
 _VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?(\[.*\]\s*)?$")
 
 
-class NeedsImportlibMetadata(Exception):
-    """sys.path holds something only importlib.metadata can read (e.g. a zip archive)."""
+class _NeedsImportlibMetadata(Exception):
+    """The path holds something only importlib.metadata can read (e.g. a zip archive)."""
 
 
 @dataclass
@@ -88,7 +89,7 @@ def _parse_group(text: str, group: str) -> list[tuple[str, str]]:
 def _distribution_dirs(path_entry: str) -> list[str]:
     directory = path_entry or "."
     if os.path.isfile(directory):
-        raise NeedsImportlibMetadata(directory)
+        raise _NeedsImportlibMetadata(directory)
     try:
         names = sorted(os.listdir(directory))
     except OSError:
@@ -98,9 +99,17 @@ def _distribution_dirs(path_entry: str) -> list[str]:
 
 def entry_points(group: str, path: list[str] | None = None) -> list[EntryPoint]:
     """The group's entry points over ``path`` (default ``sys.path``), distributions in path order."""
+    path = sys.path if path is None else path
+    try:
+        return _scan(group, path)
+    except _NeedsImportlibMetadata:
+        return _from_importlib_metadata(group, path)
+
+
+def _scan(group: str, path: list[str]) -> list[EntryPoint]:
     found: list[EntryPoint] = []
     seen: set[str] = set()
-    for entry in sys.path if path is None else path:
+    for entry in path:
         for dist_dir in _distribution_dirs(entry):
             base = os.path.basename(dist_dir).rsplit(".", 1)[0]
             key = _normalize(base.split("-")[0])
@@ -118,4 +127,21 @@ def entry_points(group: str, path: list[str] | None = None) -> list[EntryPoint]:
             headers = _metadata_headers(dist_dir)
             for name, value in entries:
                 found.append(EntryPoint(name, value, group, headers.get("Name"), headers.get("Version")))
+    return found
+
+
+def _from_importlib_metadata(group: str, path: list[str]) -> list[EntryPoint]:
+    from importlib.metadata import distributions
+
+    found: list[EntryPoint] = []
+    seen: set[str] = set()
+    for dist in distributions(path=path):
+        name = dist.metadata["Name"]
+        key = _normalize(name or "")
+        if key in seen:
+            continue
+        seen.add(key)
+        for ep in dist.entry_points:
+            if ep.group == group:
+                found.append(EntryPoint(ep.name, ep.value, group, name, dist.version))
     return found

@@ -71,7 +71,9 @@ def get_plugin_manager() -> pluggy.PluginManager:
         pm.register(module, name=module_name)
         _info[module_name] = PluginInfo(module_name, None, "evalyard", builtin=True)
 
-    for ep in _plugin_entry_points():
+    from .entrypoints import entry_points  # not importlib.metadata: see entrypoints.py
+
+    for ep in entry_points(ENTRY_POINT_GROUP):
         if ep.name in blocked or (allowed is not None and ep.name not in allowed):
             continue
         if pm.has_plugin(ep.name):
@@ -100,20 +102,6 @@ def get_plugin_manager() -> pluggy.PluginManager:
         pm.enable_tracing()
     _pm = pm
     return pm
-
-
-def _plugin_entry_points() -> list:
-    """The group's entry points, read directly (see entrypoints.py); importlib.metadata where that cannot."""
-    from .entrypoints import EntryPoint, NeedsImportlibMetadata, entry_points
-
-    try:
-        return entry_points(ENTRY_POINT_GROUP)
-    except NeedsImportlibMetadata:
-        from importlib.metadata import entry_points as metadata_entry_points
-
-        return [EntryPoint(ep.name, ep.value, ep.group, ep.dist.metadata["Name"] if ep.dist else None,
-                           ep.dist.version if ep.dist else None)
-                for ep in metadata_entry_points(group=ENTRY_POINT_GROUP)]
 
 
 def _import_extra(spec: str) -> object:

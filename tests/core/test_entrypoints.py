@@ -6,9 +6,8 @@ import sys
 import zipfile
 from importlib.metadata import entry_points as metadata_entry_points
 
-import pytest
 
-from evalyard.entrypoints import NeedsImportlibMetadata, entry_points
+from evalyard.entrypoints import entry_points
 
 
 def _dist(root, dirname: str, name: str, version: str, entry_points_txt: str | None) -> None:
@@ -55,9 +54,17 @@ def test_reads_groups_dedupes_distributions_and_loads(tmp_path, monkeypatch):
     assert theirs == {(e.name, e.value, e.dist_version) for e in found}
 
 
-def test_a_zip_on_the_path_defers_to_importlib_metadata(tmp_path):
+def test_a_zip_on_the_path_is_read_through_importlib_metadata(tmp_path):
     archive = tmp_path / "bundle.zip"
     with zipfile.ZipFile(archive, "w") as handle:
-        handle.writestr("x.py", "")
-    with pytest.raises(NeedsImportlibMetadata):
-        entry_points("evalyard", [str(archive)])
+        handle.writestr("zipped_plugin-2.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zipped-plugin\nVersion: 2.0\n")
+        handle.writestr("zipped_plugin-2.0.dist-info/entry_points.txt", "[evalyard]\nzipped = json:dumps\n")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    _dist(plain, "zipped_plugin-1.0.dist-info", "zipped-plugin", "1.0", "[evalyard]\nshadowed = json\n")
+    found = entry_points("evalyard", [str(archive), str(plain)])
+    assert [(e.name, e.value, e.dist_name, e.dist_version) for e in found] == [
+        ("zipped", "json:dumps", "zipped-plugin", "2.0")]
+    import json
+
+    assert found[0].load() is json.dumps
