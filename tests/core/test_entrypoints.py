@@ -6,7 +6,6 @@ import sys
 import zipfile
 from importlib.metadata import entry_points as metadata_entry_points
 
-
 from evalyard.entrypoints import entry_points
 
 
