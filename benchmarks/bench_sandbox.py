@@ -233,10 +233,10 @@ rest), the children ~0.6 s (~3.1 ms per sample, HumanEval/75's own 0.12 s aside)
 (mostly the ~0.1 s before the worker is spawned, when only the CLI runs).
 
 A child's page faults (each first write to a page shared with the worker costs a fault and a
-4 KiB copy, ~3-4 us here): 385 per child since the C path, 473 before it. Per phase, C path:
-~72 from the fork to the job in hand, ~50 unmarshalling the job, ~76 confining (30 of them
-setting HOME/TMPDIR in `os.environ`), ~71 unpacking the compiled tests and candidate, ~116
-running the harness, the candidate and the tests. The fork floor's child takes ~170 in all.
+4 KiB copy, ~3-4 us here), medians over the 164 problems: ~377 per child now, ~473 before the C
+path. Per phase now: ~71 from the fork to the job in hand, ~47 unmarshalling the job, ~82
+confining (~30 of them setting HOME/TMPDIR in `os.environ`), ~69 unpacking the compiled tests and
+candidate, ~108 running the harness, the candidate and the tests. The fork floor's child takes ~170 in all.
 
 What this session changed:
 
@@ -246,7 +246,12 @@ What this session changed:
   one thread), whose at-fork callbacks (random's reseed) alone cost each child ~50 faults.
   `confine` does the descriptor moves, directory, uid, `prctl` and rlimits in C. The Python path
   is unchanged and still used without the extension or with a PID namespace per run. Plugin
-  alone, 6 alternating runs each (`perf stat`): 1.19 -> 1.02 CPU-s, 111.5k -> 92.5k page faults.
+  alone, 10 alternating runs each, both variants starting a fresh worker (`perf stat`): 1.13 ->
+  1.03 CPU-s, 112k -> 99k page faults. Through `evalyard run` that is ~5% of the total, below the
+  end-to-end noise: 16 interleaved runs of this session's first and last commits (separate
+  checkouts) gave medians of 1.59 and 1.60 CPU-s.
+- The compiler's payload no longer carries the test source split into lines (the run holds the
+  source; a traceback splits it when it quotes a line): ~385 -> ~377 faults per child.
 - Plugin discovery reads `entry_points.txt` itself instead of importing `importlib.metadata`
   (~30-40 ms of start-up): the worker is now spawned ~0.05 s after the interpreter starts
   instead of ~0.09 s; `evalyard scorers` 122 -> 101 ms of CPU (medians of 8 interleaved runs).
