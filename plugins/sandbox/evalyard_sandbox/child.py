@@ -140,6 +140,8 @@ def run_job(body: bytes, out_w: int, res_w: int, *, proc_fd: int | None, user_na
         assignment = marshal.loads(body)
         nonce = assignment["nonce"]
         _confine(assignment, out_w, res_w, proc_fd, user_namespace, run_sys_path, result_fd, native)
+        if native:
+            _reseed_random()
         job = assignment["job"]
         tests, candidate = (compiler.unpack(assignment["compiled"], job.get("tests") or "") if assignment["compiled"]
                             else (None, None))
@@ -153,6 +155,13 @@ def run_job(body: bytes, out_w: int, res_w: int, *, proc_fd: int | None, user_na
             except OSError:
                 pass
     os._exit(70)
+
+
+def _reseed_random() -> None:
+    """What ``random``'s at-fork callback does, which the C fork skips: each run draws fresh numbers."""
+    random = sys.modules.get("random")
+    if random is not None:
+        random._inst.seed()
 
 
 def _confine(assignment: dict, out_w: int, res_w: int, proc_fd: int | None, user_namespace: bool,

@@ -2,7 +2,8 @@
 
 A candidate running with the OS layers alone inspects its own process: open
 descriptors, resource limits, uid, no-new-privileges, dumpability and working
-directory. The same checks must hold whichever path forked and confined it.
+directory. The same checks must hold whichever path forked and confined it, and
+each run starts with freshly seeded ``random`` state, as any forked Python process does.
 """
 
 from __future__ import annotations
@@ -75,5 +76,26 @@ def test_both_paths_confine_a_run_the_same_way(native):
         assert client.native is native
         for score in scores:
             assert score.label == "pass", (score.details.get("message"), score.details.get("traceback"))
+    finally:
+        scorer.close()
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["c_path", "python_path"])
+def test_every_run_gets_fresh_random_state(native):
+    from evalyard_sandbox import child
+    from evalyard_sandbox.client import SandboxClient
+    from evalyard_sandbox.scorer import PythonUnitTesting
+
+    if native and child._native is None:
+        pytest.skip("the C extension evalyard_sandbox._native is not built here")
+    scorer = PythonUnitTesting(timeout=2.0, workers=2)
+    scorer.close()
+    scorer._client = SandboxClient(slots=2, native=native)
+    try:
+        code = "import random\nprint(random.getrandbits(64))\n"
+        scores = scorer.score_batch([code_case(code, "assert True\n", f"r{i}") for i in range(6)])
+        assert scorer._client.native is native
+        drawn = {score.details["output"].strip() for score in scores}
+        assert len(drawn) == 6, drawn  # the worker's random state, reseeded in every run
     finally:
         scorer.close()
