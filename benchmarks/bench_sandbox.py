@@ -233,10 +233,11 @@ rest), the children ~0.6 s (~3.1 ms per sample, HumanEval/75's own 0.12 s aside)
 (mostly the ~0.1 s before the worker is spawned, when only the CLI runs).
 
 A child's page faults (each first write to a page shared with the worker costs a fault and a
-4 KiB copy, ~3-4 us here), medians over the 164 problems: ~377 per child now, ~473 before the C
-path. Per phase now: ~71 from the fork to the job in hand, ~47 unmarshalling the job, ~82
-confining (~30 of them setting HOME/TMPDIR in `os.environ`), ~69 unpacking the compiled tests and
-candidate, ~108 running the harness, the candidate and the tests. The fork floor's child takes ~170 in all.
+4 KiB copy, ~3-4 us here), medians over the 164 problems: ~390 per child now, ~473 before the C
+path. Per phase now: ~71 from the fork to the job in hand, ~47 unmarshalling the job, ~102
+confining (~30 of them setting HOME/TMPDIR in `os.environ`, ~20 reseeding `random`), ~67
+unpacking the compiled tests and candidate, ~105 running the harness, the candidate and the
+tests. The fork floor's child takes ~170 in all.
 
 What this session changed:
 
