@@ -50,52 +50,49 @@ UID_CHECK
 '''
 
 
-@pytest.mark.parametrize("native", [True, False], ids=["c_path", "python_path"])
-def test_both_paths_confine_a_run_the_same_way(native):
+@pytest.fixture(params=[True, False], ids=["c_path", "python_path"])
+def on_path(request):
+    """``on_path(**config)`` -> a started scorer whose worker takes the path under test (C or Python)."""
     from evalyard_sandbox import child
     from evalyard_sandbox.client import SandboxClient
     from evalyard_sandbox.scorer import PythonUnitTesting
 
+    native = request.param
     if native and child._native is None:
         pytest.skip("the C extension evalyard_sandbox._native is not built here")
-    scorer = PythonUnitTesting(timeout=1.5, memory_mb=256, workers=2, policy="os_only", audit_hook=False)
-    scorer.close()  # replace the prestarted worker by one with the path under test
-    scorer._client = SandboxClient(slots=2, native=native)
-    try:
-        client = scorer._client
+    made = []
+
+    def make(**config):
+        scorer = PythonUnitTesting(**config)
+        scorer.close()  # replace the prestarted worker by one on the path under test
+        scorer._client = SandboxClient(slots=2, native=native)
+        made.append(scorer)
         warm = scorer.score_batch([code_case("def f(x):\n    return x\n", "assert f(1) == 1\n", "warm")])
         assert warm[0].label == "pass", warm[0].details
-        isolation = client.isolation
-        if native and isolation.get("pid_namespace_per_run"):
+        if native and scorer._client.isolation.get("pid_namespace_per_run"):
             pytest.skip("runs get a PID namespace here, which only the Python path provides")
-        base = isolation.get("run_uid_base")
-        uid_check = (f"assert {base} <= os.getuid() < {base} + 2 and os.getgid() == os.getuid()"
-                     if base is not None else "assert True")
-        tests = CHECKS.replace("UID_CHECK", uid_check)
-        scores = scorer.score_batch([code_case(INSPECT, tests, f"inspect-{i}") for i in range(4)])
-        assert client.native is native
-        for score in scores:
-            assert score.label == "pass", (score.details.get("message"), score.details.get("traceback"))
-    finally:
-        scorer.close()
-
-
-@pytest.mark.parametrize("native", [True, False], ids=["c_path", "python_path"])
-def test_every_run_gets_fresh_random_state(native):
-    from evalyard_sandbox import child
-    from evalyard_sandbox.client import SandboxClient
-    from evalyard_sandbox.scorer import PythonUnitTesting
-
-    if native and child._native is None:
-        pytest.skip("the C extension evalyard_sandbox._native is not built here")
-    scorer = PythonUnitTesting(timeout=2.0, workers=2)
-    scorer.close()
-    scorer._client = SandboxClient(slots=2, native=native)
-    try:
-        code = "import random\nprint(random.getrandbits(64))\n"
-        scores = scorer.score_batch([code_case(code, "assert True\n", f"r{i}") for i in range(6)])
         assert scorer._client.native is native
-        drawn = {score.details["output"].strip() for score in scores}
-        assert len(drawn) == 6, drawn  # the worker's random state, reseeded in every run
-    finally:
+        return scorer
+
+    yield make
+    for scorer in made:
         scorer.close()
+
+
+def test_both_paths_confine_a_run_the_same_way(on_path):
+    scorer = on_path(timeout=1.5, memory_mb=256, workers=2, policy="os_only", audit_hook=False)
+    base = scorer._client.isolation.get("run_uid_base")
+    uid_check = (f"assert {base} <= os.getuid() < {base} + 2 and os.getgid() == os.getuid()"
+                 if base is not None else "assert True")
+    tests = CHECKS.replace("UID_CHECK", uid_check)
+    scores = scorer.score_batch([code_case(INSPECT, tests, f"inspect-{i}") for i in range(4)])
+    for score in scores:
+        assert score.label == "pass", (score.details.get("message"), score.details.get("traceback"))
+
+
+def test_every_run_gets_fresh_random_state(on_path):
+    scorer = on_path(timeout=2.0, workers=2)
+    code = "import random\nprint(random.getrandbits(64))\n"
+    scores = scorer.score_batch([code_case(code, "assert True\n", f"r{i}") for i in range(6)])
+    drawn = {score.details["output"].strip() for score in scores}
+    assert len(drawn) == 6, drawn  # the worker's random state, reseeded in every run
