@@ -161,7 +161,7 @@ def _reseed_random() -> None:
     """What ``random``'s at-fork callback does, which the C fork skips: each run draws fresh numbers."""
     random = sys.modules.get("random")
     if random is not None:
-        random._inst.seed()
+        random.seed()  # the module's shared generator, the one its at-fork callback reseeds
 
 
 def _confine(assignment: dict, out_w: int, res_w: int, proc_fd: int | None, user_namespace: bool,
