@@ -17,6 +17,12 @@ supplies those guards. The rules, and why:
   and on classes, instances and functions the candidate itself created.
 - ``eval`` compiles its string under this same policy; ``exec``/``compile``/``open``/
   ``globals``/``vars``/3-argument ``type`` are absent.
+- Item reads (``a[i]``), iteration (``for``, comprehensions), tuple unpacking and
+  augmented assignment to plain names compile to ordinary bytecode. RestrictedPython
+  would route them through ``_getitem_``/``_getiter_``/``_unpack_sequence_``/
+  ``_inplacevar_``, hooks for Zope's per-object checks; here those guards would be
+  ``operator.getitem``, ``iter``, a Python generator and ``operator.iadd`` & co., the
+  very operations the bytecode performs, only several times slower in a loop.
 
 Stock RestrictedPython also rejects some ordinary, harmless Python; the transformer
 below accepts ``nonlocal``, annotated assignments and augmented assignment to items
@@ -41,6 +47,11 @@ from RestrictedPython import compile_restricted
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safe_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES, IOPERATOR_TO_STR, RestrictingNodeTransformer
 
+try:
+    from . import _native
+except ImportError:  # not built: the Python guard serves alone
+    _native = None
+
 CANDIDATE_FILENAME = "<candidate>"
 EVAL_FILENAME = "<candidate-eval>"
 
@@ -62,6 +73,9 @@ DENIED_MEMBERS = {
 
 _FORMAT_METHODS = frozenset({"format", "format_map"})
 _MISSING = object()
+#: for the C attribute guard: names it always hands to Policy.getattr, and DENIED_MEMBERS as frozensets
+_SLOW_ATTRIBUTES = frozenset(INSPECT_ATTRIBUTES) | _FORMAT_METHODS
+_DENIED_SETS = {module: frozenset(members) for module, members in DENIED_MEMBERS.items()}
 
 
 def _located(new: ast.AST, old: ast.AST) -> ast.AST:
@@ -107,7 +121,26 @@ _INPLACE_OPERATORS = {
 
 
 class CandidateTransformer(RestrictingNodeTransformer):
-    """RestrictedPython's transformer, accepting a few safe constructs it rejects by default."""
+    """RestrictedPython's transformer, accepting a few safe constructs it rejects by default.
+
+    Guards that would only repeat what the bytecode does are not emitted (see the module
+    notes); the names inside those constructs are still checked, as everywhere.
+    """
+
+    def guard_iter(self, node: ast.For | ast.comprehension) -> ast.AST:
+        # ``for x in seq`` / ``for a, b in pairs`` stay as written (no _getiter_, no unpack guard)
+        return self.node_contents_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        if isinstance(node.ctx, ast.Load):  # a[i] reads stay plain; writes and deletes keep _write_
+            return self.node_contents_visit(node)
+        return super().visit_Subscript(node)
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        return self.node_contents_visit(node)  # ``a, b = pair`` unpacks as Python does
+
+    def visit_With(self, node: ast.With) -> ast.AST:
+        return self.node_contents_visit(node)  # ``with f() as (a, b)`` likewise
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> ast.AST:
         # Rebinding a closure variable reaches nothing new; names are still checked.
@@ -142,7 +175,8 @@ class CandidateTransformer(RestrictingNodeTransformer):
             call = ast.Call(ast.Name("_inplace_attr_", ast.Load()),
                             [self.visit(target.value), ast.Constant(target.attr), op, self.visit(node.value)], [])
             return _located(ast.Expr(call), node)
-        return super().visit_AugAssign(node)
+        # n += 1 on a plain name: ordinary bytecode (RestrictedPython's _inplacevar_ would do the same)
+        return self.node_contents_visit(node)
 
     def visit_Call(self, node: ast.Call) -> Any:
         if isinstance(node.func, ast.Name) and node.func.id == "eval":
@@ -172,8 +206,11 @@ def compile_candidate(source: str, filename: str = CANDIDATE_FILENAME, mode: str
 class Policy:
     """Guards and builtins for one run. Tracks the classes the candidate creates (they may be written to)."""
 
-    def __init__(self, extra_imports: list[str] | tuple[str, ...] = (), stdout: Any = None) -> None:
+    def __init__(self, extra_imports: list[str] | tuple[str, ...] = (), stdout: Any = None,
+                 native: bool = True) -> None:
+        """``native``: use the C attribute guard when it is built (tests compare both)."""
         self.allowed_imports = ALLOWED_IMPORTS | frozenset(extra_imports)
+        self.native = native and _native is not None
         self.stdout = stdout
         self.candidate_classes: set[type] = set()
         self.candidate_globals: dict[str, Any] | None = None
@@ -204,9 +241,23 @@ class Policy:
         if type(obj) is types.ModuleType and name in DENIED_MEMBERS.get(obj.__name__, ()):
             raise PolicyViolation(f"{obj.__name__}.{name} is not available in the sandbox")
         value = getattr(obj, name) if default is _MISSING else getattr(obj, name, default)
-        if isinstance(value, types.ModuleType) and not self._module_allowed(value):
+        return self.module_value(value) if isinstance(value, types.ModuleType) else value
+
+    def module_value(self, value: types.ModuleType) -> types.ModuleType:
+        """A module read from an attribute: handed out only if it is itself allowed."""
+        if not self._module_allowed(value):
             raise PolicyViolation(f"module {getattr(value, '__name__', '?')!r} reached through an attribute is refused")
         return value
+
+    def attribute_guard(self) -> Any:
+        """What candidate code calls for ``a.b`` and ``getattr``: the C guard if built, else ``getattr``.
+
+        The C guard settles the common case (a plain public name on a non-module object or an
+        allowed member of a module) and calls this class's ``getattr`` for everything else.
+        """
+        if not self.native:
+            return self.getattr
+        return _native.attr_guard(self.getattr, _SLOW_ATTRIBUTES, _DENIED_SETS, self.module_value)
 
     def _safe_format_method(self, obj: Any, name: str) -> Any:
         # str.format walks "{0.attr}" fields with plain getattr; ours walks them through the guard.
@@ -322,21 +373,22 @@ class Policy:
         return _Printer(self)
 
     # -- the namespaces -------------------------------------------------------------
-    def builtins(self) -> dict[str, Any]:
+    def builtins(self, attribute_guard: Any = None) -> dict[str, Any]:
         names = dict(_STATIC_BUILTINS)
         names.update({
-            "getattr": self.getattr, "hasattr": self.hasattr, "setattr": self.setattr,
+            "getattr": attribute_guard or self.getattr, "hasattr": self.hasattr, "setattr": self.setattr,
             "delattr": self.delattr, "type": self.type, "eval": self.restricted_eval,
             "__import__": self.import_module, "__build_class__": builtins.__build_class__,
         })
         return names
 
     def candidate_namespace(self) -> dict[str, Any]:
+        guard = self.attribute_guard()
         namespace = {
-            "__builtins__": self.builtins(),
+            "__builtins__": self.builtins(guard),
             "__name__": "__candidate__",
             "__metaclass__": self.build_class,
-            "_getattr_": self.getattr,
+            "_getattr_": guard,
             "_getitem_": operator.getitem,
             "_getiter_": iter,
             "_iter_unpack_sequence_": guarded_iter_unpack_sequence,

@@ -15,14 +15,19 @@ import sys
 
 import pytest
 
+from evalyard_sandbox import policy as policy_module
 from evalyard_sandbox.audit import Tripwire
 from evalyard_sandbox.plain import PlainChecker, UntrustedValue
 from evalyard_sandbox.policy import Policy, PolicyViolation, compile_candidate
 from evalyard_sandbox.testcode import compile_tests
 
+#: the attribute guard's two implementations: C (when _native.c is built) and the Python reference
+GUARDS = [pytest.param(True, id="c-guard", marks=pytest.mark.skipif(
+    policy_module._native is None, reason="_native.c is not built")), pytest.param(False, id="python-guard")]
 
-def run_restricted(source: str, **extra) -> dict:
-    policy = Policy()
+
+def run_restricted(source: str, native: bool = True, **extra) -> dict:
+    policy = Policy(native=native)
     namespace = policy.candidate_namespace()
     namespace.update(extra)
     exec(compile_candidate(source), namespace)
@@ -95,18 +100,25 @@ def test_eval_globals_cannot_replace_the_guards():
     ("exec('1')", SyntaxError),
     ("import importlib", ImportError),
     ("from . import x", ImportError),
+    ("import statistics\ngetattr(statistics, 'sys')", PolicyViolation),
+    ("import string\ngetattr(string, 'Formatter', None)", PolicyViolation),
+    ("getattr(len, '__self__', None)", AttributeError),
+    ("'{0.__class__}'.format(1)", AttributeError),
 ])
-def test_refusals(source, error):
+@pytest.mark.parametrize("native", GUARDS)
+def test_refusals(source, error, native):
     with pytest.raises(error):
-        run_restricted(source)
+        run_restricted(source, native)
 
 
-def test_allow_listed_modules_work_including_through_attributes():
+@pytest.mark.parametrize("native", GUARDS)
+def test_allow_listed_modules_work_including_through_attributes(native):
     ns = run_restricted(
         "import collections.abc\nimport math, re, heapq, itertools, functools, statistics\n"
         "from collections import abc, Counter\nfrom typing import List, Optional\n"
         "ok = (isinstance([], collections.abc.Sequence), abc is collections.abc, math.sqrt(16),\n"
-        "      statistics.mean([1, 2, 3]), re.findall('a', 'banana'), Counter('aab')['a'])\n"
+        "      statistics.mean([1, 2, 3]), re.findall('a', 'banana'), Counter('aab')['a'])\n",
+        native,
     )
     assert ns["ok"] == (True, True, 4.0, 2, ["a", "a", "a"], 2)
     with pytest.raises(ImportError):
@@ -115,6 +127,77 @@ def test_allow_listed_modules_work_including_through_attributes():
     namespace = policy.candidate_namespace()
     exec(compile_candidate("import fnmatch\nok = fnmatch.fnmatch('a.py', '*.py')"), namespace)
     assert namespace["ok"] is True
+
+
+@pytest.mark.skipif(policy_module._native is None, reason="_native.c is not built")
+def test_c_attribute_guard_matches_the_python_guard():
+    import math
+    import statistics
+    import string
+    import types
+
+    class Thing:
+        size = 3
+
+        @property
+        def broken(self):
+            raise ValueError("from a property")
+
+    class ModuleLike(types.ModuleType):
+        pass
+
+    odd = ModuleLike("statistics")
+    nameless = types.ModuleType("x")
+    del nameless.__name__
+    cases = [
+        ([], "append"), (math, "pow"), (math, "nope"), (statistics, "sys"), (statistics, "mean"),
+        (string, "Formatter"), (string, "ascii_letters"), (Thing(), "size"), (Thing(), "broken"),
+        (Thing, "size"), ("abc", "upper"), ("abc", "format"), (str, "format_map"), (1, "__class__"),
+        (1, ""), (1, "real"), (1, 5), (1, "gi_frame"), (odd, "mean"), (nameless, "x"), (math, "pi", 0),
+        (math, "nope", 7), (statistics, "sys", None), (len, "__self__", None),
+    ]
+    python_guard = Policy(native=False).candidate_namespace()["_getattr_"]
+    c_guard = Policy(native=True).candidate_namespace()["_getattr_"]
+    assert c_guard is not python_guard and type(c_guard) is not type(python_guard)
+
+    def outcome(guard, args):
+        try:
+            value = guard(*args)
+        except Exception as exc:  # noqa: BLE001 - the exception is the outcome compared
+            return "raised", type(exc), str(exc)
+        if isinstance(value, types.FunctionType) and value.__name__ == "<lambda>":
+            return "safe format method"  # a fresh closure each time
+        return "value", value
+
+    for args in cases:
+        assert outcome(c_guard, args) == outcome(python_guard, args), args
+
+
+def test_identity_guards_compile_to_plain_bytecode():
+    """Reads, loops and unpacking run as ordinary bytecode; attribute reads and writes keep their guards."""
+    source = (
+        "def f(xs, d):\n    total = 0\n    for i, (a, b) in enumerate(xs):\n        first, *rest = d[a]\n"
+        "        total += b + first + len(rest)\n        d[a] = [v for v, w in zip(rest, rest)]\n"
+        "    xs.sort()\n    return total\n"
+        "out = f([(1, 2), (2, 3)], {1: [5, 6, 7], 2: [1]})\n"
+    )
+    code = compile_candidate(source)
+    body = next(c for c in code.co_consts if hasattr(c, "co_names"))
+    names = set(body.co_names)
+    for const in body.co_consts:  # the comprehension's own code object
+        if hasattr(const, "co_names"):
+            names |= set(const.co_names)
+    assert not names & {"_getiter_", "_getitem_", "_iter_unpack_sequence_", "_unpack_sequence_", "_inplacevar_"}
+    assert {"_getattr_", "_write_"} <= names
+    plain: dict = {}
+    exec(source, plain)
+    assert run_restricted(source)["out"] == plain["out"] == 13
+    with pytest.raises(ValueError, match="too many values"):
+        run_restricted("a, b = [1, 2, 3]")
+    with pytest.raises(SyntaxError, match="starts with"):
+        run_restricted("for _x in range(3):\n    pass")
+    with pytest.raises(SyntaxError, match="starts with"):
+        run_restricted("a, __b = 1, 2")
 
 
 def test_print_reaches_the_runs_stdout(capsys):
