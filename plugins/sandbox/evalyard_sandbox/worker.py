@@ -37,7 +37,9 @@ PRELOAD = (
     "struct", "textwrap", "time", "typing", "unicodedata", "zlib", "tempfile", "shutil", "_string",
     "evalyard_sandbox.policy", "evalyard_sandbox.audit",
 )
-#: Zygotes forked per burst beyond the slots (one burst then serves several runs).
+#: Zygotes forked per burst beyond the slots (one burst then serves several runs); a burst
+#: never forks more than the runs waiting for one, so the last burst of a batch leaves at
+#: most one idle zygote per slot (each costs a fork and an exit; it is killed unused).
 ZYGOTE_BURST = 6
 _FINISH_GRACE_S = 0.25  # after exit, wait this long for pipes to reach EOF before finishing anyway
 _MAX_VERDICT_BYTES = 1 << 20
@@ -231,10 +233,15 @@ class Worker:
         self._send({"event": "result", "id": run_id, "result": result})
 
     # -- zygotes --------------------------------------------------------------------
+    def _backlog(self) -> int:
+        """Runs received and not yet launched (queued, compiling, or compiled and waiting)."""
+        compiling = len(self.compiler.in_flight) if self.compiler is not None else 0
+        return len(self.queue) + compiling + len(self.ready)
+
     def _refill_zygotes(self) -> None:
         if len(self.zygotes) >= self.slots:
             return
-        wanted = self.slots + ZYGOTE_BURST - len(self.zygotes)
+        wanted = max(self.slots, min(self.slots + ZYGOTE_BURST, self._backlog())) - len(self.zygotes)
         pipes: list[tuple[int, ...]] = []
         try:
             for _ in range(wanted):

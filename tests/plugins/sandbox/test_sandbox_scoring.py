@@ -186,6 +186,20 @@ def test_close_stops_the_worker_and_scoring_restarts_it():
         scorer.close()
 
 
+def test_zygote_bursts_never_outgrow_the_waiting_runs():
+    """After a small batch the worker keeps one idle zygote per slot, not a full burst."""
+    scorer = PythonUnitTesting(workers=2)
+    try:
+        cases = [code_case(ADD, "assert add(1, 2) == 3", case_id=str(i)) for i in range(3)]
+        assert [s.label for s in scorer.score_batch(cases)] == ["pass"] * 3
+        worker = scorer._client._process.pid
+        children = {int(pid) for pid in open(f"/proc/{worker}/task/{worker}/children").read().split()}
+        zygotes = children - {scorer._client.compiler_pid}
+        assert 1 <= len(zygotes) <= 2, zygotes  # a full burst would be 2 + worker.ZYGOTE_BURST
+    finally:
+        scorer.close()
+
+
 def test_a_dead_worker_gives_errors_and_the_next_batch_runs():
     scorer = PythonUnitTesting(workers=2, timeout=5.0)
     try:
