@@ -181,14 +181,16 @@ class Harness:
 
     def _wrap(self, function: types.FunctionType, name: str) -> Any:
         """The tests call this instead of the candidate's function: results must be plain data."""
-        checker = self.checker
+        is_plain, refuse = self.checker.is_plain, self.checker.refuse
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            inputs = [a for a in (*args, *kwargs.values()) if checker.is_plain(a)]
+            inputs = [a for a in (*args, *kwargs.values()) if is_plain(a)]
             result = function(*args, **kwargs)
-            checker.require(result, f"the value returned by {name}()")
+            if not is_plain(result):
+                refuse(result, f"the value returned by {name}()")
             for value in inputs:
-                checker.require(value, f"an argument of {name}() after the call")
+                if not is_plain(value):
+                    refuse(value, f"an argument of {name}() after the call")
             return result
 
         call.__name__ = call.__qualname__ = name

@@ -46,6 +46,8 @@ _INERT_DUNDERS = frozenset({
 #: Methods namedtuple generates; accepted only when the interpreter's library wrote them.
 _NAMEDTUPLE_DUNDERS = frozenset({"__new__", "__repr__", "__getnewargs__"})
 _CANDIDATE_FILES = ("<candidate", "<tests")
+#: containers the id()-free walk visits before leaving the value to the general one
+_TREE_BUDGET = 10_000
 
 
 class UntrustedValue(BaseException):
@@ -86,6 +88,41 @@ class PlainChecker:
         return base
 
     def is_plain(self, value: Any) -> bool:
+        kind = type(value)
+        if kind in _SCALARS or kind is type:  # most compared values: no walk at all
+            return True
+        if self._is_plain_tree(value):
+            return True
+        return self._is_plain_graph(value)
+
+    def _is_plain_tree(self, value: Any) -> bool:
+        """The walk for ordinary values, without ``id()``: that is an audited call, a trip through
+        the run's tripwire each time. It gives up (False) on anything unusual -- a non-plain
+        item, or more than _TREE_BUDGET items (a cycle, or much shared structure) -- and
+        ``_is_plain_graph`` then decides.
+        """
+        stack = [value]
+        budget = _TREE_BUDGET
+        while stack:
+            item = stack.pop()
+            kind = type(item)
+            if kind in _SCALARS:
+                continue
+            budget -= 1
+            if budget < 0:
+                return False
+            if kind is list or kind is tuple:
+                stack.extend(item)
+            elif kind is dict:
+                stack.extend(dict.keys(item))
+                stack.extend(dict.values(item))
+            elif kind is set or kind is frozenset:
+                stack.extend(item)
+            elif kind is not type:  # subclasses, deques...: the general walk knows them
+                return False
+        return True
+
+    def _is_plain_graph(self, value: Any) -> bool:
         stack = [value]
         seen: set[int] = set()
         while stack:
@@ -112,15 +149,19 @@ class PlainChecker:
         return True
 
     def require(self, value: Any, what: str) -> Any:
-        if not self.is_plain(value):
-            message = (
-                f"{what} is not plain data (it contains an object of type "
-                f"{self._describe(value)}); the sandbox refuses values with scripted comparisons"
-            )
-            if self.violation is None:
-                self.violation = message
-            raise UntrustedValue(message)
-        return value
+        if type(value) in _SCALARS or self.is_plain(value):
+            return value
+        self.refuse(value, what)
+
+    def refuse(self, value: Any, what: str) -> None:
+        """Record and raise the refusal of ``value`` (known not to be plain data)."""
+        message = (
+            f"{what} is not plain data (it contains an object of type "
+            f"{self._describe(value)}); the sandbox refuses values with scripted comparisons"
+        )
+        if self.violation is None:
+            self.violation = message
+        raise UntrustedValue(message)
 
     def _describe(self, value: Any) -> str:
         """Name the first non-plain type found inside ``value``."""

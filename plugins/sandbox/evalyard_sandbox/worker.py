@@ -740,7 +740,7 @@ def _warm_up() -> None:
     policy.prepare()
     harness.prepare()
     child.prepare()
-    audit.prepare()  # last: it records what is imported by now
+    audit.prepare(jail.stdlib_dirs())  # last: it records what is imported by now
     gc.collect()
     gc.freeze()
 

@@ -223,6 +223,56 @@ def test_plain_data_accepts_builtin_values_and_inert_subclasses():
     assert checker.violation is None
 
 
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def test_plain_data_fast_walk_agrees_with_the_general_walk():
+    """The id()-free walk may only say "plain" where the general walk does; else it defers."""
+    import random
+
+    class AlwaysEqual:
+        def __eq__(self, other):
+            return True
+
+    class Pair(tuple):
+        pass
+
+    rng = random.Random(7)
+    leaves = [0, -3, 2.5, "s", b"b", None, True, range(2), int, AlwaysEqual(), Pair((1, 2)), collections.deque([1])]
+
+    def build(depth: int):
+        if depth == 0 or rng.random() < 0.3:
+            return rng.choice(leaves)
+        kind = rng.choice([list, tuple, dict, set, frozenset])
+        items = [build(depth - 1) for _ in range(rng.randrange(4))]
+        if kind is dict:
+            return {rng.choice(["a", "b", 1, (2, 3)]): item for item in items}
+        if kind in (set, frozenset):
+            return kind(i for i in items if _hashable(i))
+        return kind(items)
+
+    checker = PlainChecker()
+    shared = [1, 2]
+    dag = [shared] * 20_000  # more than the fast walk's budget: the general walk decides
+    cyclic: list = []
+    cyclic.append(cyclic)
+    values = [build(5) for _ in range(400)] + [dag, cyclic, [cyclic, AlwaysEqual()]]
+    outcomes = set()
+    for value in values:
+        general = checker._is_plain_graph(value)
+        assert checker.is_plain(value) == general, value
+        if checker._is_plain_tree(value):
+            assert general, value
+        outcomes.add(general)
+    assert outcomes == {True, False}
+    assert checker.is_plain(dag) and checker.is_plain(cyclic) and not checker.is_plain([cyclic, AlwaysEqual()])
+
+
 def test_plain_data_refuses_scripted_comparisons():
     checker = PlainChecker()
 
@@ -294,7 +344,7 @@ def test_install_drops_refused_modules_even_those_imported_after_prepare(tmp_pat
     code = (
         "import ctypes, sys\n"
         "from evalyard_sandbox import audit\n"
-        "audit.prepare()\n"
+        "audit.prepare([])\n"
         "import mmap\n"  # imported after prepare(): install() must notice and look again
         f"audit.install({str(tmp_path)!r}, [], resolved=True)\n"
         "print(sorted(n for n in sys.modules if n.split('.')[0] in ('ctypes', '_ctypes', 'mmap')))\n"

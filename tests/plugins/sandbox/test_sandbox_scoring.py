@@ -228,3 +228,13 @@ def test_runs_start_in_an_empty_private_directory(sandbox):
     code = "import os, tempfile\nprint(os.listdir('.'), os.getcwd() == tempfile.gettempdir())\n" + ADD
     scores = sandbox(policy="os_only").score_batch([code_case(code, "assert add(1, 2) == 3", str(i)) for i in range(3)])
     assert [s.details["output"] for s in scores] == ["[] True\n"] * 3
+
+
+def test_runs_install_the_tripwire_the_worker_prepared(sandbox):
+    """The prepared tripwire is the one a run installs (else each run rebuilds it: ~40 faults)."""
+    code = (
+        "import os, sys\naudit = sys.modules['evalyard_sandbox.audit']\n"
+        "wire = audit._prepared[1]\nprint(wire.workdir == os.getcwd(), 'ctypes' in sys.modules)\n" + ADD
+    )
+    score = sandbox(policy="os_only").score_batch([code_case(code, "assert add(1, 2) == 3")])[0]
+    assert score.label == "pass" and score.details["output"] == "True False\n"
