@@ -44,7 +44,7 @@ def prepare() -> None:
                                write_through=True)
 
 
-def encode_assignment(job: dict, workdir: str, nonce: str, uid: int | None, compiled: str | None,
+def encode_assignment(job: dict, workdir: str, nonce: str, uid: int | None, compiled: bytes | None,
                       limits: jail.RunLimits) -> bytes:
     """``compiled``: the compiler's opaque payload, unpacked only here, in the confined child."""
     body = marshal.dumps({
@@ -164,6 +164,16 @@ def _reseed_random() -> None:
         random.seed()  # the module's shared generator, the one its at-fork callback reseeds
 
 
+def _set_home_and_tmpdir(workdir: str, native: bool) -> None:
+    """HOME and TMPDIR are the run's directory, in the C environment and in ``os.environ``."""
+    data = getattr(os.environ, "_data", None)  # os._Environ's mapping of encoded names to values
+    if native and isinstance(data, dict):
+        # _native.confine has set the C environment; only the mapping os.environ reads is left
+        data[b"HOME"] = data[b"TMPDIR"] = os.fsencode(workdir)
+    else:
+        os.environ["HOME"] = os.environ["TMPDIR"] = workdir
+
+
 def _confine(assignment: dict, out_w: int, res_w: int, proc_fd: int | None, user_namespace: bool,
              run_sys_path: list[str], result_fd: list[int], native: bool) -> None:
     workdir = assignment["workdir"]
@@ -190,7 +200,7 @@ def _confine(assignment: dict, out_w: int, res_w: int, proc_fd: int | None, user
         os.chdir(workdir)
     if _STDOUT is not None:
         sys.stdout, sys.stderr = _STDOUT, _STDERR
-    os.environ["HOME"] = os.environ["TMPDIR"] = workdir
+    _set_home_and_tmpdir(workdir, native)
     tempfile.tempdir = workdir
     if not native:
         jail.confine_run(jail.RunLimits(*assignment["limits"]), uid=assignment["uid"],

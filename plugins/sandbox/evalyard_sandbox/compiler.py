@@ -9,8 +9,9 @@ It takes the untrusted side of compiling away from the worker: it parses candida
 source (never runs it) as its own unprivileged uid (or without capabilities in a user
 namespace), in the jail, with a memory limit, no new processes and no way to write
 files. Its replies reach the worker as JSON with the compiled code as an opaque
-base64 string; the worker never unmarshals anything the compiler produced -- only the
-confined child that runs the code does.
+base64 string; the worker decodes the base64 (once, so runs need not) but never
+unmarshals anything the compiler produced -- only the confined child that runs the
+code does.
 
 Protocol (frames from ``protocol.py``), one reply per request, in order:
 
@@ -63,12 +64,12 @@ def compile_request(message: dict, tests_cache: dict) -> dict:
     return reply
 
 
-def unpack(payload: str, tests_source: str) -> tuple[testcode.CompiledTests, object]:
-    """(tests, candidate code or None) from a reply's payload -- in the run's child only.
+def unpack(payload: bytes, tests_source: str) -> tuple[testcode.CompiledTests, object]:
+    """(tests, candidate code or None) from a reply's payload, base64-decoded -- in the run's child only.
 
     ``tests_source``: the job's test code, which the compiled tests were made from.
     """
-    (code, asserts, calls_check), candidate = marshal.loads(binascii.a2b_base64(payload))
+    (code, asserts, calls_check), candidate = marshal.loads(payload)
     return testcode.CompiledTests(code, tests_source, asserts, calls_check), candidate
 
 

@@ -14,6 +14,7 @@ are forked ahead of need, in bursts, as zygotes (see ``child.py``).
 
 from __future__ import annotations
 
+import binascii
 import math
 import os
 import secrets
@@ -80,8 +81,8 @@ class Compiler:
 class Run:
     id: str
     job: dict
-    #: from the compiler: base64 of marshal((tests, candidate code or None)); None: the child compiles
-    compiled: str | None = None
+    #: from the compiler: marshal((tests, candidate code or None)), base64-decoded; None: the child compiles
+    compiled: bytes | None = None
     compile_sent: float = 0.0
     slot: int = -1
     pid: int = 0
@@ -442,7 +443,11 @@ class Worker:
             run = link.in_flight.popleft()
             status = reply.get("status")
             if status == "ok" and isinstance(reply.get("payload"), str):
-                run.compiled = reply["payload"]
+                try:  # decoded here, once, so that each child only unmarshals (never unmarshalled here)
+                    run.compiled = binascii.a2b_base64(reply["payload"])
+                except binascii.Error:
+                    self._compiler_died()  # a compiler that sends malformed payloads is not trusted
+                    return
                 self.ready.append(run)
             elif status in _COMPILE_VERDICTS and isinstance(reply.get("outcome"), dict):
                 self._send_direct(run, status, reply["outcome"])
@@ -777,6 +782,9 @@ def main(argv: list[str]) -> None:
         force_user_namespace=bool(settings.get("force_user_namespace", False)),
     )
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the platform decides when we stop (EOF or shutdown)
+    # Each run points these at its own directory; having them already lets the C path do that
+    # without growing the environment (see _native.c, confine).
+    os.environ["HOME"] = os.environ["TMPDIR"] = iso.scratch_dir
     _warm_up()
     worker = Worker(settings, iso, proto_in, proto_out, proc_fd)
     worker._start_compiler()  # before the hello, so the platform learns its pid (tests kill it)

@@ -6,6 +6,7 @@ import os
 import signal
 import threading
 import time
+from binascii import a2b_base64
 
 from sandbox_helpers import code_case
 
@@ -25,17 +26,17 @@ def test_a_reply_carries_tests_and_candidate_compiled():
     cache: dict = {}
     reply = compile_request({"id": "7", "job": _job(ADD), "compile_candidate": True}, cache)
     assert reply["id"] == "7" and reply["status"] == "ok"
-    tests, code = unpack(reply["payload"], TESTS)
+    tests, code = unpack(a2b_base64(reply["payload"]), TESTS)
     assert tests.assert_statements == 1 and not tests.calls_check
     assert code.co_filename == "<candidate>"
     # the tests are compiled once per distinct source
     again = compile_request({"id": "8", "job": _job(ADD.replace("+", "*")), "compile_candidate": True}, cache)
-    assert len(cache) == 1 and unpack(again["payload"], TESTS)[1] is not code
+    assert len(cache) == 1 and unpack(a2b_base64(again["payload"]), TESTS)[1] is not code
 
 
 def test_a_large_candidate_is_left_to_its_child():
     reply = compile_request({"id": "1", "job": _job(ADD), "compile_candidate": False}, {})
-    tests, code = unpack(reply["payload"], TESTS)
+    tests, code = unpack(a2b_base64(reply["payload"]), TESTS)
     assert code is None and tests.assert_statements == 1
 
 

@@ -31,6 +31,10 @@ def prctl_get(option):
 
 def limit(name):
     return resource.getrlimit(getattr(resource, name))
+
+def c_getenv(name):
+    _libc.getenv.restype = ctypes.c_char_p
+    return _libc.getenv(name.encode()).decode()
 '''
 
 CHECKS = '''
@@ -45,6 +49,7 @@ assert soft == hard and 256 * 2**20 < soft < 4 * 2**30, (soft, hard)
 assert prctl_get(39) == 1  # PR_GET_NO_NEW_PRIVS
 assert prctl_get(3) == 0  # PR_GET_DUMPABLE
 assert os.getcwd() == os.environ["HOME"] == os.environ["TMPDIR"]
+assert c_getenv("HOME") == c_getenv("TMPDIR") == os.getcwd()  # the C environment agrees
 assert os.listdir(".") == []
 UID_CHECK
 '''
