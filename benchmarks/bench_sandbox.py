@@ -219,57 +219,70 @@ def summarize(times: dict[str, list[float]], cpu_times: dict[str, list[float]]) 
 
 
 NOTES = """
-Sandbox notes (2026-11-22; measured with `perf record -a` over `evalyard run` and a plugin-alone
-run, `perf stat` page-fault counts, temporary instrumentation of the child (`getrusage` fault
-counts per phase), cProfile with a CPU-time clock in the worker and the compiler,
-`bench_sandbox_floor.py`, and interleaved A/B runs).
+Sandbox notes (2026-11-22, second stop; measured with `perf record -a` over `evalyard run`, the
+worker's and compiler's own CPU from /proc during 164 runs, temporary `getrusage` probes per
+phase in the child, a fork-from-a-warmed-worker probe for single steps, and interleaved A/B
+runs; the machine's speed drifts by 10-50% between minutes, so only interleaved comparisons
+are trusted).
 
-Where the CPU of `evalyard run` goes (one `perf record -a -F 2000` run, which slows everything a
-little): the platform process ~0.5 s (its SQLModel/SQLAlchemy import in the store thread ~0.3 s,
-the rest start-up, recording and the summary), the worker ~0.3 s (~1.9 ms per sample; its C
-`fork_zygote` ~0.7 ms of that, the rest Python bookkeeping and system calls), the compiler
-~0.15 s (~1.0 ms per sample: the test rewrite about half, the restricted compile most of the
-rest), the children ~0.6 s (~3.1 ms per sample, HumanEval/75's own 0.12 s aside), idle ~0.18 s
-(mostly the ~0.1 s before the worker is spawned, when only the CLI runs).
+Where the CPU of `evalyard run` goes (one `perf record -a -F 4000` run, ~1.64 busy CPU-s under
+perf): the platform process ~0.51 s (the store thread's SQLModel/SQLAlchemy import ~0.3 s of it,
+the main thread ~0.14 s: interpreter, click, plugins, the run, the summary), the worker ~0.36 s,
+the compiler ~0.15 s, HumanEval/75's child 0.12 s (its own loops), the other children ~0.55 s.
+More than half of the sandbox's CPU is kernel work: the children's copy-on-write and other page
+faults, their exits (tearing down the address space they inherited) and the worker's forks.
+The worker's own Python is small: during the 164 runs it used 0.02-0.05 s of user time and
+0.12-0.16 s of system time (4 runs, from /proc); the "Python bookkeeping" estimate in the first
+stop's notes came from cProfile, whose overhead inflated it.
 
-A child's page faults (each first write to a page shared with the worker costs a fault and a
-4 KiB copy, ~3-4 us here), medians over the 164 problems: ~390 per child now, ~473 before the C
-path. Per phase now: ~71 from the fork to the job in hand, ~47 unmarshalling the job, ~102
-confining (~30 of them setting HOME/TMPDIR in `os.environ`, ~20 reseeding `random`), ~67
-unpacking the compiled tests and candidate, ~105 running the harness, the candidate and the
-tests. The fork floor's child takes ~170 in all.
+A child's page faults, medians over the 164 problems: ~405 at the start of this stop, ~363 now.
+Per phase now: ~80 from the fork to the job in hand (about what any forked CPython child costs
+here: a fork followed at once by `os._exit` takes ~110 from this image), ~64 unmarshalling the
+job, ~79 confining, ~50 unpacking the compiled tests and candidate, ~90 running the harness,
+the candidate and the tests. Each such fault costs ~3-4 us when taken and again ~1 us when
+the child exits and frees the copy.
 
-What this session changed:
+What each layer costs (CPU of the worker, its children and the compiler for the 164 runs,
+medians of 10 alternating `score_batch` runs): defaults 0.82 s, without the audit hook 0.80,
+without the plain-data checks 0.80, `os_only` 0.78, `os_only` with neither 0.72 (at the start
+of this stop, 6 runs: 0.87, 0.80, 0.80, 0.78, 0.74).
 
-- The C path (`evalyard_sandbox/_native.c`, an optional extension built at install):
-  `fork_zygote` forks, makes the zygote lead its own process group, closes every descriptor but
-  its four and blocks for the job in C; it skips CPython's after-fork handling (the worker has
-  one thread), whose at-fork callbacks (random's reseed) alone cost each child ~50 faults.
-  `confine` does the descriptor moves, directory, uid, `prctl` and rlimits in C. The Python path
-  is unchanged and still used without the extension or with a PID namespace per run. Plugin
-  alone, 10 alternating runs each, both variants starting a fresh worker (`perf stat`): 1.13 ->
-  1.03 CPU-s, 112k -> 99k page faults. Through `evalyard run` that is ~5% of the total, below the
-  end-to-end noise: 16 interleaved runs of this session's first and last commits (separate
-  checkouts) gave medians of 1.59 and 1.60 CPU-s.
-- The compiler's payload no longer carries the test source split into lines (the run holds the
-  source; a traceback splits it when it quotes a line): ~385 -> ~377 faults per child.
-- Plugin discovery reads `entry_points.txt` itself instead of importing `importlib.metadata`
-  (~30-40 ms of start-up): the worker is now spawned ~0.05 s after the interpreter starts
-  instead of ~0.09 s; `evalyard scorers` 122 -> 101 ms of CPU (medians of 8 interleaved runs).
+What this stop changed:
 
-How it came down over the earlier sessions: a confined long-lived compiler instead of compiling
-cold in each child (~1.2 ms per child); no clean-up of the worker's job queues after fork (~300
-faults per child); the tripwire's list of refused modules prepared in the worker (~100 faults);
+- The restricted policy no longer emits RestrictedPython's guards for item reads, iteration,
+  tuple unpacking and `n += x` on names (ours were `operator.getitem`, `iter`, a generator and
+  `operator.iadd`: the same operations, slower), and `_getattr_` runs in C (`_native.attr_guard`,
+  with the Python guard as the reference for every case it does not settle). Children's CPU,
+  restricted minus `os_only`: 0.19 s -> 0.02-0.04 s (sum over the 164); HumanEval/32 ~27 -> ~12 ms.
+- The tripwire is built in the worker; a run only sets its directory (audit.install: ~42 -> ~6
+  faults). The plain-data check returns at once for scalars and walks ordinary containers
+  without `id()`, an audited call that went through the run's Python audit hook each time.
+  Harness phase: ~148 -> ~115 faults per run (fork-from-a-warmed-worker probe).
+- HOME/TMPDIR are set by `putenv` on static entries in `_native.confine` (the worker already has
+  both names), and the worker base64-decodes the compiler's payload once: confining ~93 -> ~79
+  faults, unpacking ~64 -> ~50.
+- A zygote burst forks no more zygotes than runs are waiting: closing the worker after a batch
+  went from 16-19 ms to ~8 ms.
+
+Tried and dropped this stop: `PYTHONMALLOC=malloc` with glibc's huge-page tunable for the worker
+(fewer page-table entries to copy, but 0.99 -> 1.05 CPU-s in 10 alternating runs); launching
+before refilling zygotes (no change); sandbox batches of 32 cases with scorers closed while the
+totals are computed (16 alternating CLI runs: 0.750 vs 0.755 s medians); a faster walk for the
+test rewrite (0.047 -> 0.043 s for the 164, within noise); a slimmer preload list (the worker's
+own modules already hold 9.0 of its 9.6 MB of private memory); starting the sandbox worker from
+the console script before the CLI loads (-35 ms in 16 alternating runs, 0.715 -> 0.680 s, but it
+means reading the scorer options out of argv before click does: not worth its complexity).
+
+Earlier stops: the C path for forking and confining (`_native.c`); plugin discovery without
+`importlib.metadata`; a confined long-lived compiler instead of compiling cold in each child
+(~1.2 ms per child); no clean-up of the worker's job queues after fork (~300 faults per child);
 zygotes forked back to back (~500 -> ~150 worker faults per sample); the CLI skipping the
 interpreter's teardown (~0.2 CPU-s), computing intervals without numpy, byte-compiling at
 install; the console script keeping the cyclic garbage collector off during start-up, then
-freezing what it created (`evalyard run` with the sandbox 1.52 -> 1.43 CPU-s); the runner
-importing asyncio only after scorers have started their workers.
-
-Tried and dropped (no gain beyond the noise, ~10% here): `MADV_POPULATE_WRITE`, transparent huge
-pages through a glibc tunable, `malloc_trim` in the worker, a worker without RestrictedPython and
-`ast`, other zygote burst and batch sizes, more run slots than CPUs (3 or 4 instead of 2), pydantic's
-`defer_build` for the table models (~4 ms of import, measured on a copy of the models).
+freezing what it created; the runner importing asyncio only after scorers have started their
+workers. Dropped then: `MADV_POPULATE_WRITE`, `malloc_trim` in the worker, a worker without
+RestrictedPython and `ast`, other zygote burst and batch sizes, more run slots than CPUs, pydantic's
+`defer_build` for the table models.
 """
 
 

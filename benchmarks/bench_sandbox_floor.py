@@ -209,8 +209,9 @@ def write_results(r: dict, command: str) -> Path:
         "compiler). "
         "The difference is what a CPython child does besides the work: every object it touches is a "
         "copy-on-write fault (refcounts live in the objects), every allocation that needs a new page is a "
-        "fresh-page fault, and the restricted policy's guards run on every attribute, item and iteration of "
-        "the candidate. See the Sandbox section for the end-to-end comparison.",
+        "fresh-page fault, its exit frees every page it copied, and under the restricted policy every "
+        "attribute read of the candidate goes through the attribute guard. See the Sandbox section for the "
+        "end-to-end comparison.",
     ]
     return write_section("Sandbox floor", "\n".join(lines) + "\n")
 
