@@ -46,8 +46,9 @@ _INERT_DUNDERS = frozenset({
 #: Methods namedtuple generates; accepted only when the interpreter's library wrote them.
 _NAMEDTUPLE_DUNDERS = frozenset({"__new__", "__repr__", "__getnewargs__"})
 _CANDIDATE_FILES = ("<candidate", "<tests")
-#: containers the id()-free walk visits before leaving the value to the general one
-_TREE_BUDGET = 10_000
+#: items (of any type) the id()-free walk visits before leaving the value to the general one:
+#: it bounds the walk on cycles and on heavily shared structure, which it would revisit
+_TREE_BUDGET = 100_000
 
 
 class UntrustedValue(BaseException):
@@ -98,19 +99,19 @@ class PlainChecker:
     def _is_plain_tree(self, value: Any) -> bool:
         """The walk for ordinary values, without ``id()``: that is an audited call, a trip through
         the run's tripwire each time. It gives up (False) on anything unusual -- a non-plain
-        item, or more than _TREE_BUDGET items (a cycle, or much shared structure) -- and
-        ``_is_plain_graph`` then decides.
+        item, or more than _TREE_BUDGET items (a cycle, much shared structure, or just a very
+        large value) -- and ``_is_plain_graph`` then decides.
         """
         stack = [value]
         budget = _TREE_BUDGET
         while stack:
+            budget -= 1
+            if budget < 0:
+                return False
             item = stack.pop()
             kind = type(item)
             if kind in _SCALARS:
                 continue
-            budget -= 1
-            if budget < 0:
-                return False
             if kind is list or kind is tuple:
                 stack.extend(item)
             elif kind is dict:
