@@ -253,7 +253,9 @@ What this stop changed:
   tuple unpacking and `n += x` on names (ours were `operator.getitem`, `iter`, a generator and
   `operator.iadd`: the same operations, slower), and `_getattr_` runs in C (`_native.attr_guard`,
   with the Python guard as the reference for every case it does not settle). Children's CPU,
-  restricted minus `os_only`: 0.19 s -> 0.02-0.04 s (sum over the 164); HumanEval/32 ~27 -> ~12 ms.
+  restricted minus `os_only`: 0.19 s -> 0.02-0.04 s (sum over the 164). HumanEval/32, restricted
+  (`os_only` in brackets), each pair from its own run: 55 (18) ms before, 27 (10) ms without the
+  identity guards, 12 (10) ms with the C attribute guard as well.
 - The tripwire is built in the worker; a run only sets its directory (audit.install: ~42 -> ~6
   faults). The plain-data check returns at once for scalars and walks ordinary containers
   without `id()`, an audited call that went through the run's Python audit hook each time.
@@ -261,8 +263,9 @@ What this stop changed:
 - HOME/TMPDIR are set by `putenv` on static entries in `_native.confine` (the worker already has
   both names), and the worker base64-decodes the compiler's payload once: confining ~93 -> ~79
   faults, unpacking ~64 -> ~50.
-- A zygote burst forks no more zygotes than runs are waiting: closing the worker after a batch
-  went from 16-19 ms to ~8 ms.
+- A zygote burst forks no more zygotes than runs are waiting, so a batch ends with at most one
+  idle zygote per slot instead of up to eight: closing the worker after the 164 took 8, 19 and 8 ms
+  in three instrumented `evalyard run`s (16 ms in the one run before).
 
 Tried and dropped this stop: `PYTHONMALLOC=malloc` with glibc's huge-page tunable for the worker
 (fewer page-table entries to copy, but 0.99 -> 1.05 CPU-s in 10 alternating runs); launching
