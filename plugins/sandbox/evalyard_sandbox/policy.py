@@ -44,7 +44,7 @@ import warnings
 from typing import Any
 
 from RestrictedPython import compile_restricted
-from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safe_builtins
+from RestrictedPython.Guards import safe_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES, IOPERATOR_TO_STR, RestrictingNodeTransformer
 
 try:
@@ -389,12 +389,7 @@ class Policy:
             "__name__": "__candidate__",
             "__metaclass__": self.build_class,
             "_getattr_": guard,
-            "_getitem_": operator.getitem,
-            "_getiter_": iter,
-            "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
-            "_unpack_sequence_": guarded_unpack_sequence,
             "_write_": self.write_guard,
-            "_inplacevar_": _inplace,
             "_inplace_item_": self.inplace_item,
             "_inplace_attr_": self.inplace_attr,
             "_apply_": lambda func, *args, **kwargs: func(*args, **kwargs),
