@@ -20,7 +20,6 @@ import os
 import signal
 import struct
 import sys
-import tempfile
 
 from . import compiler, harness, jail
 
@@ -201,7 +200,10 @@ def _confine(assignment: dict, out_w: int, res_w: int, proc_fd: int | None, user
     if _STDOUT is not None:
         sys.stdout, sys.stderr = _STDOUT, _STDERR
     _set_home_and_tmpdir(workdir, native)
-    tempfile.tempdir = workdir
+    # tempfile is not preloaded (see worker.PRELOAD); a run that imports it picks TMPDIR, set above
+    loaded_tempfile = sys.modules.get("tempfile")
+    if loaded_tempfile is not None:
+        loaded_tempfile.tempdir = workdir
     if not native:
         jail.confine_run(jail.RunLimits(*assignment["limits"]), uid=assignment["uid"],
                          in_user_namespace=user_namespace, proc_fd=4 if proc_fd is not None else None)

@@ -26,7 +26,6 @@ import os
 import platform
 import resource
 import sysconfig
-from dataclasses import asdict, dataclass, field
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -121,25 +120,55 @@ def drop_capabilities() -> None:
     _check(_syscall(ctypes.c_long(number), ctypes.byref(header), ctypes.byref(data)), "capset")
 
 
-@dataclass
 class Isolation:
-    """What actually holds on this machine; sent to the client and shown in score details."""
+    """What actually holds on this machine; sent to the client and shown in score details.
 
-    user_namespace: bool = False
-    mount_jail: bool = False
-    network_namespace: bool = False
-    ipc_namespace: bool = False
-    #: runs execute as uid ``run_uid_base + slot`` (needs real root); None when not possible
-    run_uid_base: int | None = None
-    #: each run gets its own PID namespace (used when no per-slot uid is available)
-    pid_namespace_per_run: bool = False
-    scratch_dir: str = ""
-    #: host directory the jail was built on, if one had to be created (empty; the client removes it)
-    host_mountpoint: str | None = None
-    notes: list[str] = field(default_factory=list)
+    (A plain class: this module and worker.py avoid ``dataclasses``, whose import alone
+    holds ~1.5 MB of the worker's heap; see worker.py.)
+    """
+
+    __slots__ = ("user_namespace", "mount_jail", "network_namespace", "ipc_namespace", "run_uid_base",
+                 "pid_namespace_per_run", "scratch_dir", "host_mountpoint", "notes")
+
+    def __init__(self) -> None:
+        self.user_namespace = False
+        self.mount_jail = False
+        self.network_namespace = False
+        self.ipc_namespace = False
+        #: runs execute as uid ``run_uid_base + slot`` (needs real root); None when not possible
+        self.run_uid_base: int | None = None
+        #: each run gets its own PID namespace (used when no per-slot uid is available)
+        self.pid_namespace_per_run = False
+        self.scratch_dir = ""
+        #: host directory the jail was built on, if one had to be created (empty; the client removes it)
+        self.host_mountpoint: str | None = None
+        self.notes: list[str] = []
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {name: (list(value) if isinstance(value, list) else value)
+                for name in self.__slots__ for value in (getattr(self, name),)}
+
+
+def _temp_base() -> str:
+    """The directory ``tempfile.gettempdir()`` would pick in the usual cases (the worker does not
+    import ``tempfile``: it and ``shutil`` would add ~0.35 MB to every fork)."""
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        path = os.environ.get(name)
+        if path and os.path.isdir(path):
+            return path
+    return "/tmp"
+
+
+def _make_private_dir(prefix: str) -> str:
+    """``tempfile.mkdtemp(prefix=prefix)``: a new directory, mode 0700, under the temp base."""
+    base = _temp_base()
+    while True:
+        path = os.path.join(base, prefix + os.urandom(6).hex())
+        try:
+            os.mkdir(path, 0o700)
+            return os.path.abspath(path)
+        except FileExistsError:
+            continue
 
 
 def stdlib_dirs() -> list[str]:
@@ -198,13 +227,11 @@ def _bind_read_only(source: str, target: str) -> None:
 
 def _build_jail(scratch_mb: int, read_only: list[str], iso: Isolation) -> None:
     """Pivot into a tmpfs root that holds read-only binds of ``read_only`` and a private /tmp."""
-    import tempfile
-
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    base = os.path.realpath(tempfile.gettempdir())
+    base = os.path.realpath(_temp_base())
     if any(p == base or p.startswith(base + "/") for p in read_only):
         # a source lives under the temp dir: build beside it instead of covering it
-        base = tempfile.mkdtemp(prefix="evalyard-sandbox-jail-")
+        base = _make_private_dir("evalyard-sandbox-jail-")
         iso.host_mountpoint = base
     # Cover the temp dir with a tmpfs in our private mount namespace only (the host sees nothing,
     # and nothing is left behind there), then build the new root as a mount point inside it.
@@ -311,9 +338,7 @@ def setup_worker(*, namespaces: bool, scratch_mb: int, uid_base: int, slots: int
         except OSError as exc:
             iso.notes.append(f"filesystem jail not built ({exc}); runs see the host filesystem")
     if not iso.mount_jail:
-        import tempfile
-
-        iso.scratch_dir = os.path.realpath(tempfile.mkdtemp(prefix="evalyard-sandbox-"))
+        iso.scratch_dir = os.path.realpath(_make_private_dir("evalyard-sandbox-"))
         os.chmod(iso.scratch_dir, 0o755)
     # A distinct unprivileged uid per concurrent slot: runs cannot signal, ptrace or read each other,
     # and RLIMIT_NPROC is enforced (it is not for root). The compiler takes the uid after the slots'.
@@ -334,12 +359,12 @@ def setup_worker(*, namespaces: bool, scratch_mb: int, uid_base: int, slots: int
     return iso
 
 
-@dataclass
 class RunLimits:
-    cpu_seconds: int
-    memory_bytes: int
-    file_bytes: int
-    open_files: int
+    __slots__ = ("cpu_seconds", "memory_bytes", "file_bytes", "open_files")
+
+    def __init__(self, cpu_seconds: int, memory_bytes: int, file_bytes: int, open_files: int) -> None:
+        self.cpu_seconds, self.memory_bytes = cpu_seconds, memory_bytes
+        self.file_bytes, self.open_files = file_bytes, open_files
 
 
 def _vm_size_bytes(proc_fd: int | None) -> int:

@@ -16,7 +16,6 @@ node itself: HumanEval test files are long lists of literals, and a NodeTransfor
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from types import CodeType
 
 TESTS_FILENAME = "<tests>"
@@ -24,15 +23,19 @@ PLAIN_NAME = "__evalyard_plain__"
 TICK_NAME = "__evalyard_tick__"
 
 
-@dataclass
 class CompiledTests:
-    code: CodeType
-    #: the test source as given (split into lines only when a traceback quotes it)
-    source: str
-    #: assert statements in the source (0: the tests verify by other means, e.g. raising)
-    assert_statements: int
-    #: a top-level ``check(...)`` call exists (HumanEval suites often omit it)
-    calls_check: bool
+    """(A plain class, not a dataclass: the sandbox worker does not import ``dataclasses``.)"""
+
+    __slots__ = ("code", "source", "assert_statements", "calls_check")
+
+    def __init__(self, code: CodeType, source: str, assert_statements: int, calls_check: bool) -> None:
+        self.code = code
+        #: the test source as given (split into lines only when a traceback quotes it)
+        self.source = source
+        #: assert statements in the source (0: the tests verify by other means, e.g. raising)
+        self.assert_statements = assert_statements
+        #: a top-level ``check(...)`` call exists (HumanEval suites often omit it)
+        self.calls_check = calls_check
 
 
 def _call(name: str, args: list[ast.expr], where: ast.AST) -> ast.Call:
