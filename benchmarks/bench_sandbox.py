@@ -219,11 +219,40 @@ def summarize(times: dict[str, list[float]], cpu_times: dict[str, list[float]]) 
 
 
 NOTES = """
-Sandbox notes (2026-11-22, second stop; measured with `perf record -a` over `evalyard run`, the
-worker's and compiler's own CPU from /proc during 164 runs, temporary `getrusage` probes per
-phase in the child, a fork-from-a-warmed-worker probe for single steps, and interleaved A/B
-runs; the machine's speed drifts by 10-50% between minutes, so only interleaved comparisons
-are trusted).
+Sandbox notes (2026-11-22; measured with `perf record -a` over `evalyard run`, the worker's and
+compiler's own CPU from /proc during 164 runs, temporary `getrusage` probes per phase in the
+child, a fork-from-a-warmed-worker probe for single steps, and interleaved A/B runs; the
+machine's speed drifts by 10-50% between minutes (within the third stop, `import sqlmodel`
+alone took 0.30 s at the start and 0.69 s later), so only interleaved comparisons are trusted).
+
+Third stop: a leaner worker image. Forking copies the page tables of the worker's whole heap
+and every child's exit tears them down again, so each megabyte of the worker costs every run
+~0.08 ms of CPU (fork + exit + reap from a bare interpreter, 3.2 MB: 0.48 ms; from one holding
+the worker's modules, 9.9 MB: 1.06 ms; 4 MB of ballast added to the worker cost the 164 runs
+0.051 CPU-s in 10 alternating runs). The worker no longer imports `dataclasses` (which brings
+`inspect` with `dis` and `tokenize`: 1.5 MB), `tempfile`/`shutil` or `secrets`, and no longer
+preloads hashlib, calendar, difflib and statistics (HumanEval's
+problems import typing, math, random, copy, string, collections, re and once hashlib): its
+private memory went from 10.4 to 7.7 MB. 12 alternating `SandboxClient` runs of the 164 (start
+to close): 0.643 -> 0.577 s, CPU 1.070 -> 0.998 s. This corrects the second stop's note that
+"the worker's own modules already hold 9.0 of its 9.6 MB": most of that was modules the worker
+did not need. Tried and dropped this stop: starting the worker from the console script before
+the CLI loads, again, this time as a plugin entry point (`evalyard.early_start`): in five series
+of 14-40 alternating CLI runs it gained 17 ms once (24 runs) and lost 5, 14, 17 and 47 ms in the
+others, with 0.03-0.11 CPU-s more, which suggests that on this VM a second busy CPU slows the
+first, so overlapping the CLI's single-threaded start-up with the worker's does not pay;
+filling the worker's partly used pymalloc pools before forking, so that runs allocate from fresh
+pools (child faults ~258 with it, ~253 without); other zygote burst sizes (2, 4, 6, 14, 30:
+within noise); `MADV_POPULATE_WRITE` to prefault instead of faulting (~2.5-3.5 us per page
+either way).
+
+Where a child's CPU goes now (medians over the 164, `getrusage` probes): decoding the job
+0.12 ms (45 faults), confining 0.23 ms (60), unpacking the compiled code 0.25 ms (71), the
+harness, candidate and tests ~0.3 ms (~77 faults), and ~1.0 ms outside the probes: the kernel's
+side of the fork, the zygote's wait for its job, writing the verdict and the exit, which tears
+down the ~2,000 anonymous page-table entries inherited from the worker.
+
+Second stop:
 
 Where the CPU of `evalyard run` goes (one `perf record -a -F 4000` run, ~1.64 busy CPU-s under
 perf): the platform process ~0.51 s (the store thread's SQLModel/SQLAlchemy import ~0.3 s of it,
@@ -235,19 +264,19 @@ The worker's own Python is small: during the 164 runs it used 0.02-0.05 s of use
 0.12-0.16 s of system time (4 runs, from /proc); the "Python bookkeeping" estimate in the first
 stop's notes came from cProfile, whose overhead inflated it.
 
-A child's page faults, medians over the 164 problems: ~405 at the start of this stop, ~363 now.
-Per phase now: ~80 from the fork to the job in hand (about what any forked CPython child costs
-here: a fork followed at once by `os._exit` takes ~110 from this image), ~64 unmarshalling the
-job, ~79 confining, ~50 unpacking the compiled tests and candidate, ~90 running the harness,
+A child's page faults, medians over the 164 problems: ~405 at the start of the second stop,
+~363 at its end. Per phase then: ~80 from the fork to the job in hand (about what any forked
+CPython child costs here: a fork followed at once by `os._exit` takes ~110 from this image), ~64
+unmarshalling the job, ~79 confining, ~50 unpacking the compiled tests and candidate, ~90 running the harness,
 the candidate and the tests. Each such fault costs ~3-4 us when taken and again ~1 us when
 the child exits and frees the copy.
 
 What each layer costs (CPU of the worker, its children and the compiler for the 164 runs,
 medians of 10 alternating `score_batch` runs): defaults 0.82 s, without the audit hook 0.80,
 without the plain-data checks 0.80, `os_only` 0.78, `os_only` with neither 0.72 (at the start
-of this stop, 6 runs: 0.87, 0.80, 0.80, 0.78, 0.74).
+of the second stop, 6 runs: 0.87, 0.80, 0.80, 0.78, 0.74).
 
-What this stop changed:
+What the second stop changed:
 
 - The restricted policy no longer emits RestrictedPython's guards for item reads, iteration,
   tuple unpacking and `n += x` on names (ours were `operator.getitem`, `iter`, a generator and
@@ -267,7 +296,7 @@ What this stop changed:
   idle zygote per slot instead of up to eight: closing the worker after the 164 took 8, 19 and 8 ms
   in three instrumented `evalyard run`s (16 ms in the one run before).
 
-Tried and dropped this stop: `PYTHONMALLOC=malloc` with glibc's huge-page tunable for the worker
+Tried and dropped in the second stop: `PYTHONMALLOC=malloc` with glibc's huge-page tunable for the worker
 (fewer page-table entries to copy, but 0.99 -> 1.05 CPU-s in 10 alternating runs); launching
 before refilling zygotes (no change); sandbox batches of 32 cases with scorers closed while the
 totals are computed (16 alternating CLI runs: 0.750 vs 0.755 s medians); a faster walk for the

@@ -111,3 +111,22 @@ def test_pass_at_k_closed_form_and_edges():
         pass_at_k(3, 4, 1)
     with pytest.raises(ValueError):
         pass_at_k(3, 1, 4)
+
+
+def test_private_temp_directories_follow_tempfile_rules(tmp_path, monkeypatch):
+    """The worker makes its scratch directory without importing tempfile (see jail.py)."""
+    from evalyard_sandbox import jail
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    made = jail._make_private_dir("evalyard-test-")
+    assert os.path.dirname(made) == str(tmp_path) and os.stat(made).st_mode & 0o777 == 0o700
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "missing"))  # not a directory: the next candidate
+    monkeypatch.delenv("TEMP", raising=False)
+    monkeypatch.delenv("TMP", raising=False)
+    fallback = jail._make_private_dir("evalyard-test-")
+    assert os.path.dirname(fallback) == "/tmp" == jail._temp_base()
+    os.rmdir(fallback)
+    monkeypatch.setenv("TMPDIR", "/proc")  # a directory that takes no new entries, even from root
+    fallback = jail._make_private_dir("evalyard-test-")
+    assert os.path.dirname(fallback) == "/tmp"
+    os.rmdir(fallback)
