@@ -60,7 +60,7 @@ MAX_COMPILER_DEATHS = 5
 _COMPILE_VERDICTS = {"verdict": ("error", "memory"), "test_error": ("test_error",)}
 
 
-# Plain classes, not dataclasses: ``dataclasses`` imports ``inspect`` (with ``ast``, ``dis`` and
+# Plain classes, not dataclasses: ``dataclasses`` imports ``inspect`` (with ``dis`` and
 # ``tokenize``), ~1.5 MB of the worker's heap that every fork would copy the page tables of and
 # every child's exit would tear down again (see bench_sandbox.py's notes).
 class Zygote:
