@@ -244,10 +244,11 @@ random, copy, string, collections, re and once hashlib): its private memory went
 to close): 0.643 -> 0.577 s, CPU 1.070 -> 0.998 s. This corrects the second stop's note that
 "the worker's own modules already hold 9.0 of its 9.6 MB": most of that was modules the worker
 did not need. Tried and dropped this stop: starting the worker from the console script before
-the CLI loads, again, this time as a plugin entry point (`evalyard.early_start`): in five series
-of 14-40 alternating CLI runs it gained 17 ms once (24 runs) and lost 5, 14, 17 and 47 ms in the
-others, with 0.03-0.11 CPU-s more, which suggests that on this VM a second busy CPU slows the
-first, so overlapping the CLI's single-threaded start-up with the worker's does not pay;
+the CLI loads, again, this time as a plugin entry point (`evalyard.early_start`): in six series
+of 14-40 alternating CLI runs it gained 35 and 17 ms in two and lost 5, 14, 17 and 47 ms in the
+other four, its CPU between 0.035 s less and 0.11 s more -- no gain that survives the noise
+(possibly because on this VM a second busy CPU slows the first, so overlapping the CLI's
+single-threaded start-up with the worker's buys little);
 filling the worker's partly used pymalloc pools before forking, so that runs allocate from fresh
 pools (child faults ~258 with it, ~253 without); other zygote burst sizes (2, 4, 6, 14, 30:
 within noise); `MADV_POPULATE_WRITE` to prefault instead of faulting (~2.5-3.5 us per page
