@@ -153,7 +153,11 @@ def _temp_candidates() -> list[str]:
     """Where ``tempfile`` looks, in its order: $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp, /usr/tmp, cwd.
     (The worker does not import ``tempfile``: it and ``shutil`` would add ~0.35 MB to every fork.)"""
     named = [os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")]
-    return [p for p in (*named, "/tmp", "/var/tmp", "/usr/tmp", os.getcwd()) if p and os.path.isdir(p)]
+    try:
+        here = os.getcwd()
+    except OSError:  # the working directory was removed
+        here = os.curdir
+    return [p for p in (*named, "/tmp", "/var/tmp", "/usr/tmp", here) if p and os.path.isdir(p)]
 
 
 def _temp_base() -> str:
