@@ -145,8 +145,9 @@ class Isolation:
         self.notes: list[str] = []
 
     def to_dict(self) -> dict:
-        return {name: (list(value) if isinstance(value, list) else value)
-                for name in self.__slots__ for value in (getattr(self, name),)}
+        report = {name: getattr(self, name) for name in self.__slots__}
+        report["notes"] = list(self.notes)
+        return report
 
 
 def _temp_candidates() -> list[str]:
