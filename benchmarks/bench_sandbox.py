@@ -222,7 +222,7 @@ NOTES = """
 Sandbox notes (2026-11-22; measured with `perf record -a` over `evalyard run`, the worker's and
 compiler's own CPU from /proc during 164 runs, temporary `getrusage` probes per phase in the
 child, a fork-from-a-warmed-worker probe for single steps, and interleaved A/B runs; the
-machine's speed drifts by 10-50% between minutes (within the third stop, `import sqlmodel`
+machine's speed drifts between minutes (within the third stop, `import sqlmodel`
 alone took 0.34-0.37 s at the start and 0.5-0.99 s later), so only interleaved comparisons are
 trusted).
 
