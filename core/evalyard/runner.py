@@ -239,7 +239,7 @@ class Runner:
 
         return {
             "duration_s": round(elapsed, 3),
-            "scorers": {p.name: summarize(self.store.results(run_id, p.name)) for p in prepared},
+            "scorers": {p.name: summarize(self.store.outcomes(run_id, p.name)) for p in prepared},
         }
 
     # -- internals -----------------------------------------------------

@@ -55,6 +55,18 @@ def test_suites_runs_results_roundtrip(db_url):
     assert store.done_pairs(run_id) == {("c0", "x")}
     (result,) = list(store.results(run_id))
     assert result.details == {"nested": {"list": [1, 2]}, "text": "é✓"} and result.passed is True
+    store.write_results(run_id, [
+        {"case_id": "c1", "scorer": "x", "value": None, "label": None, "passed": None, "details": {},
+         "error": "boom", "usage": None, "duration_ms": 1.0},
+        {"case_id": "c2", "scorer": "x", "value": 0.0, "label": "fail", "passed": False, "details": {},
+         "error": None, "usage": None, "duration_ms": 1.0},
+        {"case_id": "c0", "scorer": "y", "value": 1.0, "label": None, "passed": True, "details": {},
+         "error": None, "usage": None, "duration_ms": 1.0},
+    ])
+    # what a summary reads: one scorer's (value, label, passed, error), in the order written
+    assert [tuple(o) for o in store.outcomes(run_id, "x")] == [
+        (0.5, None, True, None), (None, None, None, "boom"), (0.0, "fail", False, None)]
+    assert [o.value for o in store.outcomes(run_id, "y")] == [1.0]
     cases = store.run_cases(store.get_run("r1"))
     assert [c.to_dict() for c in cases] == [c.to_dict() for c in suite.cases]
     store.delete_run(run_id)

@@ -59,7 +59,7 @@ def show(run_ref, as_json, db_url):
     store = open_store(db_url)
     run = store.get_run(run_ref)
     suite = store.suite_of(run)
-    scorer_stats = {s["name"]: summarize(store.results(run.id, s["name"])) for s in run.scorers}
+    scorer_stats = {s["name"]: summarize(store.outcomes(run.id, s["name"])) for s in run.scorers}
     data = {
         "run_id": run.id, "name": run.name, "status": run.status,
         "suite": {"name": suite.name, "version": suite.version, "cases": suite.case_count, "source": suite.source},

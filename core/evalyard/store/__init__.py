@@ -296,6 +296,17 @@ class Store:
             for row in session.execute(query.execution_options(yield_per=1000)).scalars():
                 yield row
 
+    def outcomes(self, run_id: str, scorer: str) -> list[Any]:
+        """(value, label, passed, error) of one scorer's results, in order: what a summary needs.
+
+        Plain rows from a column select: no ORM objects, no decoding of details or timestamps
+        (for a run of a few hundred results, half the cost of ``results``).
+        """
+        query = (select(ResultRow.value, ResultRow.label, ResultRow.passed, ResultRow.error)
+                 .where(ResultRow.run_id == run_id, ResultRow.scorer == scorer).order_by(ResultRow.id))
+        with self.engine.connect() as connection:
+            return connection.execute(query).all()
+
     def result_count(self, run_id: str) -> int:
         with Session(self.engine) as session:
             return session.execute(select(func.count()).select_from(ResultRow).where(ResultRow.run_id == run_id)).scalar_one()
