@@ -8,9 +8,12 @@
    is unchanged) -- so the harness can tell "the tests ran and their assertions held"
    from "no assertion ever ran".
 
-The rewrite edits the tree in place in one ``ast.walk`` pass and positions each new
-node itself: HumanEval test files are long lists of literals, and a NodeTransformer plus
-``fix_missing_locations`` over them cost more than compiling them.
+The rewrite edits the tree in place in one pass and positions each new node itself:
+HumanEval test files are long lists of literals, and a NodeTransformer plus
+``fix_missing_locations`` over them cost more than compiling them. The pass is its own
+loop rather than ``ast.walk``: it never queues literals or load/store markers (which hold
+nothing to rewrite), and it dispatches on the exact node type -- the rewrite of the 164
+HumanEval test files went from ~37 to ~23 ms, the same bytecode either way.
 """
 
 from __future__ import annotations
@@ -38,9 +41,19 @@ class CompiledTests:
         self.calls_check = calls_check
 
 
+#: nodes with no child that could hold a comparison or an assert: never queued
+_LEAVES = (ast.Constant, ast.expr_context)
+
+
+def _at(node: ast.AST, where: ast.AST) -> ast.AST:
+    """``node`` placed where ``where`` is (``ast.copy_location`` without its per-field checks)."""
+    node.lineno, node.col_offset = where.lineno, where.col_offset
+    node.end_lineno, node.end_col_offset = where.end_lineno, where.end_col_offset
+    return node
+
+
 def _call(name: str, args: list[ast.expr], where: ast.AST) -> ast.Call:
-    function = ast.copy_location(ast.Name(name, ast.Load()), where)
-    return ast.copy_location(ast.Call(function, args, []), where)
+    return _at(ast.Call(_at(ast.Name(name, ast.Load()), where), args, []), where)
 
 
 def _calls_check(tree: ast.Module) -> bool:
@@ -56,14 +69,24 @@ def compile_tests(source: str, *, guard_comparisons: bool) -> CompiledTests:
     """Parse, rewrite and compile; a SyntaxError here is the suite's fault, not the candidate's."""
     tree = ast.parse(source, TESTS_FILENAME, "exec")
     asserts = 0
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Compare):
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        # children first, so the operands a rewrite wraps are still visited (as in ast.walk)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                todo.extend([v for v in value if isinstance(v, ast.AST) and not isinstance(v, _LEAVES)])
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                todo.append(value)
+        kind = type(node)
+        if kind is ast.Compare:
             if guard_comparisons and any(not isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
                 node.left = _call(PLAIN_NAME, [node.left], node.left)
                 node.comparators = [_call(PLAIN_NAME, [c], c) for c in node.comparators]
-        elif isinstance(node, ast.Assert):
+        elif kind is ast.Assert:
             asserts += 1
             tick = _call(TICK_NAME, [], node.test)
-            node.test = ast.copy_location(ast.BoolOp(ast.Or(), [tick, node.test]), node.test)
+            node.test = _at(ast.BoolOp(ast.Or(), [tick, node.test]), node.test)
     code = compile(tree, TESTS_FILENAME, "exec")
     return CompiledTests(code, source, asserts, _calls_check(tree))
