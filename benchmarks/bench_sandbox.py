@@ -285,16 +285,16 @@ is most: in fresh processes (CPU, medians of 7) `python -c pass` 28 ms, `import 
 `import sqlmodel` 442, `import evalyard.store` 488. The sandbox, from /proc over `score_batch` of
 the 164 (3 runs): children 0.51-0.53 s, worker 0.14-0.15 s, compiler 0.15 s; the worker's
 start-up is another 50-60 ms of CPU (ready 64-68 ms after it is spawned). The compiler's CPU is
-its work, not its pipes: the same 164 requests handled in-process took 0.14 s (tests: parse 25 ms,
-rewrite ~37, compile 15; candidates under the policy 52). Sampling /proc/stat every 4 ms over
+its work, not its pipes: the same 164 requests handled in-process took 0.14 s (tests: 74 ms, of
+which parsing 25 and compiling the tree 15; candidates under the policy 52). Sampling /proc/stat every 4 ms over
 `evalyard run` shows both CPUs busy from ~0.1 s to within ~0.05 s of the end: only the CLI's
 first ~80 ms (before the worker is spawned) and the last results leave a CPU idle.
 
 Changed this stop: the worker leaves with `os._exit` once its runs are reaped and its scratch
 removed (the platform's `close()` waited ~7.5 -> ~3.5 ms, 6 instrumented CLI runs each); run
 summaries read four columns instead of ORM rows (`totals` ~7 -> ~3 ms); the test rewrite walks
-the tree itself, never queueing literals or load/store markers (the 164 test files' rewrite ~37 ->
-~23 ms, identical bytecode). Tried and dropped: calling nothing for constants and load/store
+the tree itself, never queueing literals or load/store markers (compiling the 164 test files
+~77 -> ~63 ms, best of 7, identical bytecode). Tried and dropped: calling nothing for constants and load/store
 markers in the restricted transformer (164 candidates 51 -> 45 ms: too little to touch the policy
 layer for); plain path entries instead of setuptools' editable-install finders (CLI CPU 463/470,
 509/531 and 607/551 ms in three alternating series: nothing beyond drift, the finders' imports are
