@@ -49,9 +49,9 @@ def cli(ctx):
 
 
 def _load_commands() -> None:
-    from . import compare, plugin_new, plugins, run, runs
+    from . import compare, plugin_new, plugins, report, run, runs
 
-    for module in (run, runs, compare, plugins, plugin_new):
+    for module in (run, runs, compare, plugins, plugin_new, report):
         module.register(cli)
     from ..plugins import get_plugin_manager
 
