@@ -21,7 +21,9 @@ from testutil import ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+#: Screenshots go to a temporary folder unless EVALYARD_SCREENSHOTS names one (`make screenshots`
+#: refreshes docs/screenshots/ that way), so an ordinary test run leaves the tree as it was.
+SCREENSHOTS = os.environ.get("EVALYARD_SCREENSHOTS")
 #: Flags for a root user on a machine without a display, and nothing that phones home.
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -99,7 +101,7 @@ def _browser_unavailable() -> str | None:
 class Browser:
     """A headless Chromium whose console and network activity a test can read back."""
 
-    def __init__(self) -> None:
+    def __init__(self, screenshots: Path) -> None:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
 
@@ -112,6 +114,7 @@ class Browser:
         options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
         self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
         self.driver.set_page_load_timeout(60)
+        self.screenshots = screenshots
         self.console: list[dict] = []
         self.urls: list[str] = []
 
@@ -143,8 +146,8 @@ class Browser:
         return urls
 
     def screenshot(self, name: str) -> Path:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        path = SCREENSHOTS / f"{name}.png"
+        self.screenshots.mkdir(parents=True, exist_ok=True)
+        path = self.screenshots / f"{name}.png"
         self.driver.save_screenshot(str(path))
         return path
 
@@ -154,12 +157,12 @@ class Browser:
 
 
 @pytest.fixture(scope="session")
-def chromium():
+def chromium(tmp_path_factory):
     reason = _browser_unavailable()
     if reason:
         print(f"\nbrowser tests skipped: {reason}")
         pytest.skip(reason)
-    opened = Browser()
+    opened = Browser(Path(SCREENSHOTS).resolve() if SCREENSHOTS else tmp_path_factory.mktemp("screenshots"))
     yield opened
     opened.close()
 

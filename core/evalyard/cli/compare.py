@@ -15,9 +15,11 @@ from .options import db_option, echo_json, fmt, json_option, open_store, table
 @click.option("--top", default=5, show_default=True, type=click.IntRange(0), help="Regressed cases to list per scorer.")
 @click.option("--fail-on-regression", is_flag=True,
               help="Exit 1 when a scorer's 95% interval of the mean delta lies wholly on the worse side of zero.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also write JUnit XML for CI: one test case per case x scorer, plus each scorer's regression check.")
 @json_option
 @db_option
-def compare(base, new, top, fail_on_regression, as_json, db_url):
+def compare(base, new, top, fail_on_regression, junit_path, as_json, db_url):
     """Compare run NEW against run BASE, case by case (runs by id, id prefix, run name or suite name: its newest run)."""
     from ..compare import compare_runs
 
@@ -46,6 +48,10 @@ def compare(base, new, top, fail_on_regression, as_json, db_url):
         for key, label in (("only_in_base", "only in base"), ("only_in_new", "only in new")):
             if result[key]:
                 click.echo(f"{label}: {', '.join(result[key])}")
+    if junit_path:
+        from ..junit import write_junit
+
+        write_junit(store, result["new"], junit_path, compare_with=result["base"])
     if fail_on_regression and regressed:
         click.echo(f"FAILED: regression in {', '.join(regressed)}", err=True)
         sys.exit(1)

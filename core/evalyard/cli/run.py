@@ -37,8 +37,10 @@ def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
 @click.option("--max-errors", type=click.IntRange(0), default=None,
               help="Stop the run once more than this many scorer errors occurred.")
 @click.option("--name", default="", help="A name for the run (default: its id).")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also write JUnit XML for CI: one test case per case x scorer.")
 @db_option
-def run(suite, scorers, as_json, fail_under, resume_id, concurrency, max_errors, name, db_url):
+def run(suite, scorers, as_json, fail_under, resume_id, concurrency, max_errors, name, junit_path, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok, 1 a --fail-under check failed or the run stopped at
@@ -144,6 +146,10 @@ def run(suite, scorers, as_json, fail_under, resume_id, concurrency, max_errors,
             click.echo(f"FAILED: {check['scorer']} mean {check['mean']} is below {check['minimum']}", err=True)
         if aborted:
             click.echo(f"FAILED: {aborted}. Resume with: evalyard run --resume {run_id}", err=True)
+    if junit_path:
+        from ..junit import write_junit
+
+        write_junit(store, run_id, junit_path)
     store.close()
     if failed_checks or aborted:
         sys.exit(1)
