@@ -316,8 +316,8 @@ def setup_worker(*, namespaces: bool, scratch_mb: int, uid_base: int, slots: int
         iso.scratch_dir = os.path.realpath(tempfile.mkdtemp(prefix="evalyard-sandbox-"))
         os.chmod(iso.scratch_dir, 0o755)
     # A distinct unprivileged uid per concurrent slot: runs cannot signal, ptrace or read each other,
-    # and RLIMIT_NPROC is enforced (it is not for root). The compiler takes the uid after the slots'.
-    if os.geteuid() == 0 and not iso.user_namespace and _can_switch_uid(uid_base + slots):
+    # and RLIMIT_NPROC is enforced (it is not for root).
+    if os.geteuid() == 0 and not iso.user_namespace and _can_switch_uid(uid_base + slots - 1):
         iso.run_uid_base = uid_base
     elif os.geteuid() == 0 and not iso.user_namespace:
         iso.notes.append("could not switch to an unprivileged uid; runs keep the worker's uid")
