@@ -91,7 +91,7 @@ def run(job: dict, tests: testcode.CompiledTests, workdir: str, nonce: str, uid:
         os.environ["HOME"] = os.environ["TMPDIR"] = workdir
         tempfile.tempdir = workdir  # the worker's own lookup cached the scratch root
         jail.confine_run(limits, uid=uid, in_user_namespace=iso.user_namespace,
-                         proc_fd=4 if proc_fd is not None else None)
+                         proc_fd=4 if proc_fd is not None else None, process_filter=iso.process_filter)
         if proc_fd is not None:
             os.close(4)
         sys.path[:] = run_sys_path  # the standard library only

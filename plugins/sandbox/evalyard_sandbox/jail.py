@@ -51,6 +51,9 @@ MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+CLONE_THREAD = 0x00010000
 
 # Syscall numbers glibc has no wrapper for (or only a recent one).
 _SYSCALLS = {
@@ -102,6 +105,95 @@ def prctl(option: int, arg: int) -> None:
                        ctypes.c_ulong(0), ctypes.c_ulong(0)), f"prctl({option})")
 
 
+# -- no new processes, threads allowed: a seccomp filter ----------------------------------------
+# RLIMIT_NPROC cannot tell a thread from a process, so it would refuse both. This filter refuses
+# fork, vfork and clone without CLONE_THREAD (EPERM), answers clone3 with ENOSYS (its flags sit
+# in memory a filter cannot read; glibc then falls back to clone), and refuses every syscall of
+# another ABI (i386's int 0x80, x32), whose numbers differ.
+_ARCHES = {  # machine: (AUDIT_ARCH_*, clone, clone3, fork-like syscalls)
+    "x86_64": (0xC000003E, 56, 435, (57, 58)),
+    "aarch64": (0xC00000B7, 220, 435, ()),
+}
+_RET_ALLOW = 0x7FFF0000
+_RET_EPERM = 0x00050000 | 1
+_RET_ENOSYS = 0x00050000 | 38
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _no_fork_program() -> list[tuple[int, int, int, int]] | None:
+    arch = _ARCHES.get(platform.machine())
+    if arch is None:
+        return None
+    audit_arch, clone, clone3, forks = arch
+    load, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    # (code, jump if true, jump if false, k): jumps count the instructions to skip
+    program = [
+        (load, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 1, 0, audit_arch),
+        (ret, 0, 0, _RET_EPERM),
+        (load, 0, 0, 0),  # seccomp_data.nr
+        (jge, 0, 1, 0x40000000),  # x32 numbers
+        (ret, 0, 0, _RET_EPERM),
+        (jeq, 0, 1, clone3),
+        (ret, 0, 0, _RET_ENOSYS),
+    ]
+    for number in forks:
+        program += [(jeq, 0, 1, number), (ret, 0, 0, _RET_EPERM)]
+    program += [
+        (jeq, 1, 0, clone),
+        (ret, 0, 0, _RET_ALLOW),
+        (load, 0, 0, 16),  # the low half of args[0], clone's flags (little-endian)
+        (jset, 0, 1, CLONE_THREAD),
+        (ret, 0, 0, _RET_ALLOW),
+        (ret, 0, 0, _RET_EPERM),
+    ]
+    return program
+
+
+_NO_FORK = _no_fork_program()
+_NO_FORK_FILTER = None if _NO_FORK is None else (_SockFilter * len(_NO_FORK))(*(_SockFilter(*i) for i in _NO_FORK))
+
+
+def refuse_new_processes() -> None:
+    """Install the filter (needs no_new_privs first); OSError where it cannot be."""
+    if _NO_FORK_FILTER is None:
+        raise OSError(0, f"no process filter for architecture {platform.machine()}")
+    program = _SockFprog(len(_NO_FORK_FILTER), _NO_FORK_FILTER)
+    _check(_libc.prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(program),
+                       ctypes.c_ulong(0), ctypes.c_ulong(0)), "seccomp")
+
+
+def _filter_holds() -> bool:
+    """In a throwaway child: with the filter, a thread starts and a fork is refused."""
+    def child():
+        import threading
+
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        refuse_new_processes()
+        try:
+            pid = os.fork()
+        except PermissionError:
+            pass
+        else:
+            if pid == 0:
+                os._exit(0)
+            return False
+        done = []
+        thread = threading.Thread(target=done.append, args=(1,))
+        thread.start()
+        thread.join()
+        return done == [1]
+
+    return _probe(child)
+
+
 class _CapHeader(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
@@ -119,12 +211,10 @@ def drop_capabilities() -> None:
 
 
 class Isolation:
-    """What actually holds on this machine; sent to the client and shown in score details.
-
-    """
+    """What actually holds on this machine; sent to the client and shown in score details."""
 
     __slots__ = ("user_namespace", "mount_jail", "network_namespace", "ipc_namespace", "run_uid_base",
-                 "pid_namespace_per_run", "scratch_dir", "host_mountpoint", "notes")
+                 "pid_namespace_per_run", "process_filter", "scratch_dir", "host_mountpoint", "notes")
 
     def __init__(self) -> None:
         self.user_namespace = False
@@ -135,6 +225,8 @@ class Isolation:
         self.run_uid_base: int | None = None
         #: each run gets its own PID namespace (used when no per-slot uid is available)
         self.pid_namespace_per_run = False
+        #: runs get the seccomp filter (threads yes, processes no); else RLIMIT_NPROC=0 refuses both
+        self.process_filter = False
         self.scratch_dir = ""
         #: host directory the jail was built on, if one had to be created (empty; the client removes it)
         self.host_mountpoint: str | None = None
@@ -326,6 +418,9 @@ def setup_worker(*, namespaces: bool, scratch_mb: int, uid_base: int, slots: int
         if unreadable:
             iso.notes.append(f"the run uid cannot read {', '.join(unreadable)}: runs can import only the "
                              "modules the worker preloaded (the jail binds the standard library readable)")
+    iso.process_filter = _filter_holds()
+    if not iso.process_filter:
+        iso.notes.append("no seccomp process filter: RLIMIT_NPROC=0 refuses threads as well as processes")
     if iso.run_uid_base is None:
         # Without a private uid, a PID namespace per run keeps kill(-1) and stray children contained.
         iso.pid_namespace_per_run = _can_unshare_pid()
@@ -357,8 +452,13 @@ def _vm_size_bytes(proc_fd: int | None) -> int:
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
-def confine_run(limits: RunLimits, *, uid: int | None, in_user_namespace: bool, proc_fd: int | None) -> list[str]:
-    """Last step before untrusted code in a forked child: privileges, then limits. Returns notes."""
+def confine_run(limits: RunLimits, *, uid: int | None, in_user_namespace: bool, proc_fd: int | None,
+                process_filter: bool = False) -> list[str]:
+    """Last step before untrusted code in a forked child: privileges, then limits. Returns notes.
+
+    ``process_filter``: refuse new processes by seccomp and leave threads allowed (their number
+    is bounded by RLIMIT_AS, each stack being address space); else RLIMIT_NPROC=0 refuses both.
+    """
     notes = []
     vm_base = _vm_size_bytes(proc_fd)
     if uid is not None:
@@ -375,13 +475,16 @@ def confine_run(limits: RunLimits, *, uid: int | None, in_user_namespace: bool, 
             prctl(option, arg)
         except OSError as exc:
             notes.append(str(exc))
+    if process_filter:
+        refuse_new_processes()  # the worker's probe found it holds: a failure here is a set-up failure
     memory = vm_base + limits.memory_bytes if vm_base else limits.memory_bytes
     for rlimit, value in (
         (resource.RLIMIT_CORE, (0, 0)),
         (resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes)),
         (resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files)),
-        # 0: no new process or thread (counted per uid; root bypasses it, hence the uid switch)
-        (resource.RLIMIT_NPROC, (0, 0)),
+        # without the filter, 0: no new process or thread (counted per uid; root bypasses it,
+        # hence the uid switch)
+        *(() if process_filter else ((resource.RLIMIT_NPROC, (0, 0)),)),
         (resource.RLIMIT_AS, (memory, memory)),
         # soft limit sends SIGXCPU, the hard one a second later SIGKILL
         (resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1)),

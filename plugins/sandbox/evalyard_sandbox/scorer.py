@@ -62,7 +62,7 @@ def _layers(isolation: dict, config: Config) -> list[str]:
     layers = ["fork-per-sample", "rlimits", "process-group-kill", "empty-workdir", "output-cap"]
     for key, name in (("mount_jail", "filesystem-jail"), ("network_namespace", "network-namespace"),
                       ("ipc_namespace", "ipc-namespace"), ("user_namespace", "user-namespace"),
-                      ("pid_namespace_per_run", "pid-namespace")):
+                      ("pid_namespace_per_run", "pid-namespace"), ("process_filter", "no-fork-seccomp")):
         if isolation.get(key):
             layers.append(name)
     if isolation.get("run_uid_base") is not None:

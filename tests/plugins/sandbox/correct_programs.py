@@ -3046,3 +3046,121 @@ program("asyncio_semaphore_as_completed", """
     import asyncio
     assert asyncio.run(main()) == ([0, 1, 2, 3, 4, 5], 2)
 """)
+
+# -- threads (processes stay refused: one run is one process) ----------------------------------------
+program("threading_thread_join", """
+    import threading
+    def parallel_sum(chunks):
+        results = [0] * len(chunks)
+        def work(i):
+            results[i] = sum(chunks[i])
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(len(chunks))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return sum(results)
+""", """
+    assert parallel_sum([range(10), range(100), [5]]) == 45 + 4950 + 5
+""")
+program("threading_lock_counter", """
+    import threading
+    class Counter:
+        def __init__(self):
+            self.value = 0
+            self.lock = threading.Lock()
+        def add(self, n):
+            for _ in range(n):
+                with self.lock:
+                    self.value += 1
+    def count(threads, each):
+        c = Counter()
+        workers = [threading.Thread(target=c.add, args=(each,)) for _ in range(threads)]
+        [w.start() for w in workers]
+        [w.join() for w in workers]
+        return c.value
+""", """
+    assert count(4, 1000) == 4000
+""")
+program("concurrent_futures_thread_pool", """
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+    def squares(n):
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            mapped = list(pool.map(lambda x: x * x, range(n)))
+            futures = [pool.submit(pow, 2, i) for i in range(5)]
+            powers = sorted(f.result() for f in as_completed(futures))
+        return mapped, powers
+""", """
+    assert squares(5) == ([0, 1, 4, 9, 16], [1, 2, 4, 8, 16])
+""")
+program("threading_queue_workers", """
+    import threading, queue
+    def pipeline(items):
+        tasks, results = queue.Queue(), queue.Queue()
+        def worker():
+            while (item := tasks.get()) is not None:
+                results.put(item.upper())
+        threads = [threading.Thread(target=worker) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for item in items:
+            tasks.put(item)
+        for _ in threads:
+            tasks.put(None)
+        for t in threads:
+            t.join()
+        return sorted(results.get() for _ in items)
+""", """
+    assert pipeline(["b", "a", "c"]) == ["A", "B", "C"]
+""")
+program("threading_event_condition_local", """
+    import threading
+    def handshake():
+        ready, cond, local, seen = threading.Event(), threading.Condition(), threading.local(), []
+        def waiter():
+            local.name = "waiter"
+            ready.wait(timeout=5)
+            with cond:
+                seen.append(local.name)
+                cond.notify()
+        t = threading.Thread(target=waiter)
+        with cond:
+            t.start()
+            ready.set()
+            cond.wait(timeout=5)
+        t.join()
+        return seen, hasattr(local, "name")
+""", """
+    assert handshake() == (["waiter"], False)
+""")
+program("asyncio_to_thread_executor", """
+    import asyncio, time
+    def blocking(x):
+        time.sleep(0.01)
+        return x * 2
+    async def main():
+        a = await asyncio.to_thread(blocking, 1)
+        b = await asyncio.get_running_loop().run_in_executor(None, blocking, 2)
+        return a, b
+""", """
+    import asyncio
+    assert asyncio.run(main()) == (2, 4)
+""")
+program("threading_timer_and_barrier", """
+    import threading
+    def rendezvous(n):
+        barrier, order = threading.Barrier(n), []
+        def party(i):
+            barrier.wait(timeout=5)
+            order.append(i)
+        threads = [threading.Thread(target=party, args=(i,)) for i in range(n)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        fired = threading.Event()
+        timer = threading.Timer(0.01, fired.set)
+        timer.start()
+        timer.join()
+        return sorted(order), fired.is_set()
+""", """
+    assert rendezvous(3) == ([0, 1, 2], True)
+""")

@@ -57,8 +57,17 @@ PROGRAMS = [
     Hostile("os_exec", "processes", "import os\nos.execv('/bin/sh', ['sh', '-c', " + TOUCH + "])"),
     Hostile("ctypes_system", "processes",
             "import ctypes\nctypes.CDLL(None).system((" + TOUCH + ").encode())", may_pass_without_guards=True),
-    Hostile("thread_spawn", "processes",
-            "import threading\nt = threading.Thread(target=lambda: open({MARKER}, 'w'))\nt.start()\nt.join()"),
+    Hostile("thread_writes_outside", "processes",
+            "import threading\nerrors = []\ndef go():\n    try:\n        open({MARKER}, 'w').write('thread')\n"
+            "    except BaseException as exc:\n        errors.append(exc)\n"
+            "t = threading.Thread(target=go)\nt.start()\nt.join()\nif errors:\n    raise errors[0]"),
+    Hostile("thread_bomb", "processes",
+            "import threading, time\nwhile True:\n    threading.Thread(target=time.sleep, args=(100,), daemon=True).start()"),
+    Hostile("fork_from_a_thread", "processes",
+            "import os, threading\nresult = []\ndef go():\n    try:\n        pid = os.fork()\n"
+            "        if pid == 0:\n            open({MARKER}, 'w')\n            os._exit(0)\n"
+            "    except BaseException as exc:\n        result.append(exc)\n"
+            "t = threading.Thread(target=go)\nt.start()\nt.join()\nif result:\n    raise result[0]"),
     # -- import tricks -----------------------------------------------------------------
     Hostile("dunder_import", "imports", "__import__('os').system(" + TOUCH + ")", may_pass_without_guards=True),
     Hostile("importlib", "imports",

@@ -36,7 +36,6 @@ def c_getenv(name):
 
 CHECKS = '''
 assert open_fds() == [0, 1, 2, 3], open_fds()
-assert limit("RLIMIT_NPROC") == (0, 0)
 assert limit("RLIMIT_CORE") == (0, 0)
 assert limit("RLIMIT_NOFILE") == (32, 32)
 assert limit("RLIMIT_FSIZE") == (1 << 20, 1 << 20)
@@ -59,6 +58,11 @@ def test_a_run_is_confined(sandbox):
     uid_check = (f"assert {base} <= os.getuid() < {base} + 2 and os.getgid() == os.getuid()"
                  if base is not None else "assert True")
     tests = CHECKS.replace("UID_CHECK", uid_check)
+    if scorer._client.isolation.get("process_filter"):  # threads yes, processes no (seccomp)
+        tests += ("import threading\nt = threading.Thread(target=lambda: None)\nt.start()\nt.join()\n"
+                  "try:\n    os.fork()\n    assert False, 'forked'\nexcept PermissionError:\n    pass\n")
+    else:
+        tests += 'assert limit("RLIMIT_NPROC") == (0, 0)\n'
     scores = scorer.score_batch([code_case(INSPECT, tests, f"inspect-{i}") for i in range(4)])
     for score in scores:
         assert score.label == "pass", (score.details.get("message"), score.details.get("traceback"))
