@@ -33,6 +33,7 @@ from .plain import PlainChecker, UntrustedValue
 from .testcode import PLAIN_NAME, TESTS_FILENAME, TICK_NAME, CompiledTests, compile_tests
 
 CANDIDATE_NAMESPACE = "__candidate__"
+TESTS_NAMESPACE = "__tests__"
 CANDIDATE_FILENAME = "<candidate>"
 _MAX_MESSAGE = 2000
 _EARLY_EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
@@ -170,37 +171,39 @@ class Harness:
             refused["outcome_without_refusal"] = {k: outcome[k] for k in ("status", "message") if k in outcome}
         return refused
 
+    @staticmethod
+    def _module(name: str, filename: str, source: str) -> dict:
+        """The namespace of a real module ``sys.modules[name]`` (dataclasses, enum, pickle and typing
+        look a class's module up there), its lines in linecache (for tracebacks, inspect.getsource
+        and warnings)."""
+        module = types.ModuleType(name)
+        sys.modules[name] = module
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        return module.__dict__
+
     def _candidate_globals(self) -> dict:
-        """A real module (``sys.modules[__candidate__]``): dataclasses, enum, pickle and typing
-        look a class's module up there."""
-        module = types.ModuleType(CANDIDATE_NAMESPACE)
-        sys.modules[CANDIDATE_NAMESPACE] = module
-        namespace = module.__dict__
+        namespace = self._module(CANDIDATE_NAMESPACE, CANDIDATE_FILENAME, self.job["code"])
         if self.policy is not None:
             self.policy.candidate_namespace(namespace, sys.stdout)
         else:
             namespace["__builtins__"] = builtins
-        # tracebacks, inspect.getsource and the warnings module read candidate lines from here
-        linecache.cache[CANDIDATE_FILENAME] = (len(self.job["code"]), None,
-                                               self.job["code"].splitlines(True), CANDIDATE_FILENAME)
         return namespace
 
     def _tests_namespace(self, candidate_globals: dict, strict: bool) -> dict:
-        namespace: dict[str, Any] = {}
+        namespace = self._module(TESTS_NAMESPACE, TESTS_FILENAME, self.sources[TESTS_FILENAME])
         shadowed = vars(builtins)
         for name, value in candidate_globals.items():
             # dunder names and the restricted policy's guards stay private; builtins cannot be shadowed
             if not isinstance(name, str) or name.startswith("_") or name in shadowed:
                 continue
             namespace[name] = value
-        self.copied_names = dict(namespace)
+        self.copied_names = {k: v for k, v in namespace.items() if not k.startswith("_")}
         checker = self.checker
 
         def tick() -> None:
             self.ticks += 1
 
         namespace.update({
-            "__name__": "__tests__",
             "__builtins__": self.test_builtins,
             PLAIN_NAME: (lambda value: checker.require(value, "a value compared by the tests")) if strict
             else (lambda value: value),

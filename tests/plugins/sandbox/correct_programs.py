@@ -3164,3 +3164,25 @@ program("threading_timer_and_barrier", """
 """, """
     assert rendezvous(3) == ([0, 1, 2], True)
 """)
+
+# -- test code that uses the same machinery --------------------------------------------------------
+program("tests_define_dataclasses_and_enums", """
+    def apply_all(ops, start):
+        value = start
+        for op in ops:
+            value = op.apply(value)
+        return value
+""", """
+    from dataclasses import dataclass
+    from enum import Enum
+    class Kind(Enum):
+        ADD = 1
+        MUL = 2
+    @dataclass
+    class Op:
+        kind: Kind
+        arg: int
+        def apply(self, v):
+            return v + self.arg if self.kind is Kind.ADD else v * self.arg
+    assert apply_all([Op(Kind.ADD, 2), Op(Kind.MUL, 5)], 1) == 15
+""")
