@@ -1,4 +1,10 @@
-"""The RestrictedPython policy layer: what candidate code may name, import and touch.
+"""The RestrictedPython policy layer (``policy=restricted``, opt-in): what candidate code may name,
+import and touch.
+
+It refuses a lot of correct code (dunder methods, most of the standard library, ``async``,
+``match``...), so every refusal is recorded in ``Policy.refusals`` -- even one the candidate
+catches -- and the harness reports a run that did not pass after a refusal as ``refused``, a
+scorer error, never as the candidate's failure.
 
 RestrictedPython rewrites attribute access, item access, iteration and writes
 into calls to guard functions supplied in the candidate's globals. This module
@@ -15,8 +21,9 @@ supplies those guards. The rules, and why:
   ``typing.get_type_hints`` which ``eval``s annotation strings, ...): refused.
 - Writes (``obj.x = 1``, ``obj[k] = v``) are allowed on built-in mutable containers
   and on classes, instances and functions the candidate itself created.
-- ``eval`` compiles its string under this same policy; ``exec``/``compile``/``open``/
-  ``globals``/``vars``/3-argument ``type`` are absent.
+- ``eval`` compiles its string under this same policy; ``exec`` is refused at compile time;
+  the other builtins it withholds (``open``, ``compile``, ``globals``, ``vars``...) are stubs
+  that record a refusal when called; 3-argument ``type`` is refused.
 - Item reads (``a[i]``), iteration (``for``, comprehensions), tuple unpacking and
   augmented assignment to plain names compile to ordinary bytecode. RestrictedPython
   would route them through ``_getitem_``/``_getiter_``/``_unpack_sequence_``/
@@ -25,8 +32,9 @@ supplies those guards. The rules, and why:
   very operations the bytecode performs, only several times slower in a loop.
 
 Stock RestrictedPython also rejects some ordinary, harmless Python; the transformer
-below accepts ``nonlocal``, annotated assignments and augmented assignment to items
-and attributes (``counts[x] += 1``), all rewritten through the same guards. It
+below accepts ``nonlocal``, annotated assignments (kept on names, so NamedTuple and
+TypedDict fields exist) and augmented assignment to items and attributes
+(``counts[x] += 1``), all rewritten through the same guards. It
 still rejects names starting with ``_`` (so ``super().__init__()``), ``match``,
 ``async`` and ``try/except*`` -- the ``os_only`` policy runs such code.
 """

@@ -202,10 +202,13 @@ class Worker:
             for fd in (out_r, out_w, res_r, res_w):
                 os.close(fd)
             raise
-        if pid == 0:  # the child: never returns into this loop
-            child.run(run.job, tests, run.workdir, run.nonce, uid, run_limits(run.job), out_w, res_w,
-                      iso=self.iso, proc_fd=self.proc_fd, read_roots=self.read_roots,
-                      run_sys_path=self.run_sys_path)
+        if pid == 0:  # the child
+            try:
+                child.run(run.job, tests, run.workdir, run.nonce, uid, run_limits(run.job), out_w, res_w,
+                          iso=self.iso, proc_fd=self.proc_fd, read_roots=self.read_roots,
+                          run_sys_path=self.run_sys_path)
+            finally:
+                os._exit(70)  # whatever happens, a child never returns into the worker's loop
         os.close(out_w)
         os.close(res_w)
         try:
