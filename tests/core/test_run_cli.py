@@ -13,8 +13,18 @@ from testutil import write
 from evalyard.cli import cli
 
 
+APP = None
+
+
 def invoke(*args):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return CliRunner().invoke(cli, list(args), obj=APP, catch_exceptions=False)
+
+
+@pytest.fixture(autouse=True)
+def _this_tests_app(app):
+    """The CLI calls below run against this test's application (with its plugins)."""
+    global APP
+    APP = app
 
 
 def scripted_file(tmp_path, scripts, name="cases.jsonl"):

@@ -1,0 +1,286 @@
+"""The application object: one per CLI invocation, per test, or per Python session.
+
+It owns the settings, the plugin host (pluggy manager), the registry built from it and
+the store factory; the CLI and the public Python API (``evalyard.evaluate``, ``resume``,
+``compare``) are thin clients over it. Nothing in the core is global, so two
+applications with different plugins can live in one process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from .errors import InputError
+from .plugins import PluginHost
+from .registry import Registry, build
+from .scoring import Case
+from .settings import Settings
+from .suite import ScorerSpec, Suite
+
+
+@dataclass
+class RunResult:
+    """What ``evaluate`` and ``resume`` return: the run's summary, and its results on demand."""
+
+    run_id: str
+    name: str
+    suite: str
+    status: str
+    cases: int
+    duration_s: float
+    #: per scorer: count, errors, mean, std, ci95, pass_rate, labels ... and ``aggregate``
+    scorers: dict[str, dict[str, Any]]
+    #: set when the run stopped early (``max_errors``)
+    error: str | None = None
+    generation: dict[str, Any] | None = None
+    _store: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def summary(self) -> dict[str, dict[str, Any]]:
+        return self.scorers
+
+    @property
+    def error_share(self) -> float:
+        """The share of results that are scorer errors (0 for a run with no results)."""
+        count = sum(s["count"] for s in self.scorers.values())
+        return sum(s["errors"] for s in self.scorers.values()) / count if count else 0.0
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        """One dict per (case, scorer): case_id, scorer, value, label, passed, details, error, usage."""
+        if self._store is None:
+            return []
+        return [{"case_id": r.case_id, "scorer": r.scorer, "value": r.value, "label": r.label, "passed": r.passed,
+                 "details": r.details, "error": r.error, "usage": r.usage} for r in self._store.results(self.run_id)]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"run_id": self.run_id, "name": self.name, "suite": self.suite, "status": self.status,
+                "cases": self.cases, "duration_s": self.duration_s, "scorers": self.scorers, "error": self.error}
+        if self.generation is not None:
+            data["generation"] = self.generation
+        return data
+
+
+@dataclass
+class RunPlan:
+    """A checked run that is not stored yet: the suite, the prepared scorers and generator."""
+
+    suite: Suite
+    scorers: list
+    generator: Any = None
+    name: str = ""
+
+    @property
+    def scorer_names(self) -> list[str]:
+        return [p.name for p in self.scorers]
+
+
+def scorer_specs(scorers: Iterable[Any], origin: str = "scorers") -> list[ScorerSpec]:
+    """Scorer choices given in Python: ``"name"``, ``"name:key=value,..."``, a dict with
+    ``name``/``config``/``threshold``, or a ``ScorerSpec``."""
+    from .suite_files import parse_scorer_option
+
+    specs = []
+    for item in scorers:
+        if isinstance(item, ScorerSpec):
+            specs.append(item)
+        elif isinstance(item, str):
+            spec = parse_scorer_option(item)
+            spec.origin = origin
+            specs.append(spec)
+        elif isinstance(item, dict) and isinstance(item.get("name"), str):
+            specs.append(ScorerSpec(item["name"], dict(item.get("config") or {}), item.get("threshold"), origin))
+        else:
+            raise InputError(f"{origin}: expected a scorer name, 'name:key=value', a dict or a ScorerSpec, got {item!r}")
+    return specs
+
+
+def merge_scorer_choice(suite_specs: list[ScorerSpec], chosen: list[ScorerSpec]) -> list[ScorerSpec]:
+    """Scorers chosen for a run replace the suite's list; the suite's config and threshold for a
+    scorer still apply when the choice names it (the choice's own values win)."""
+    by_name = {s.name: s for s in suite_specs}
+    out = []
+    for spec in chosen:
+        base = by_name.get(spec.name)
+        if base is not None:
+            spec = ScorerSpec(spec.name, {**base.config, **spec.config},
+                              spec.threshold if spec.threshold is not None else base.threshold, spec.origin)
+        out.append(spec)
+    return out
+
+
+class Application:
+    def __init__(self, settings: Settings | None = None, *, plugins: Sequence[tuple[str, object]] = ()) -> None:
+        self.settings = settings or Settings.from_env()
+        self._initial_plugins = list(plugins)
+        self._host: PluginHost | None = None
+        self._registry: Registry | None = None
+        self._commands = None
+
+    # -- plugins -----------------------------------------------------------
+    @property
+    def host(self) -> PluginHost:
+        if self._host is None:
+            self._host = PluginHost(self.settings, self._initial_plugins)
+        return self._host
+
+    @property
+    def registry(self) -> Registry:
+        if self._registry is None:
+            self._registry = build(self.host)
+        return self._registry
+
+    def register_plugin(self, plugin: object, name: str, namespace: str | None = None) -> None:
+        """Add an in-process plugin (tests, notebooks); undo with ``unregister_plugin``."""
+        self.host.register(plugin, name, namespace)
+        self._registry = None
+
+    def unregister_plugin(self, name: str) -> None:
+        self.host.unregister(name)
+        self._registry = None
+
+    def plugin_commands(self):
+        """A click group holding the commands plugins add through ``register_commands``."""
+        if self._commands is None:
+            import click
+
+            from .errors import EvalyardError, PluginError
+
+            group = click.Group()
+            try:
+                self.host.pm.hook.register_commands(cli=group)
+            except EvalyardError:
+                raise
+            except Exception as exc:
+                raise PluginError(f"a plugin failed in register_commands: {type(exc).__name__}: {exc}") from exc
+            self._commands = group
+        return self._commands
+
+    def plugin_versions(self) -> dict[str, str | None]:
+        from .version import __version__
+
+        return {i.name: (i.version or __version__) if i.builtin else i.version for i in self.host.infos()}
+
+    # -- storage -------------------------------------------------------------
+    def open_store(self, db: str | None = None):
+        from .store import Store
+
+        return Store(self.settings.database_url(db))
+
+    # -- suites ---------------------------------------------------------------
+    def load_suite(self, source: Any, name: str | None = None) -> tuple[Suite, list[str]]:
+        """A suite and the origin of each case from a path, a ``Suite``, or a list of cases/dicts."""
+        if isinstance(source, Suite):
+            return source, [source.source or source.name] * len(source.cases)
+        if isinstance(source, (str, Path)):
+            from .suite_files import load_suite
+
+            return load_suite(source, self.registry)
+        if isinstance(source, (list, tuple)):
+            from .builtins.loaders import case_from_record, check_unique_ids
+
+            cases = [c if isinstance(c, Case) else case_from_record(c, path="cases", line=i + 1, index=i, field_map={})
+                     for i, c in enumerate(source)]
+            origins = [f"cases:{i + 1}" for i in range(len(cases))]
+            check_unique_ids(cases, origins)
+            if not cases:
+                raise InputError("no cases given", path="cases")
+            return Suite(name=name or "cases", cases=cases, source="python"), origins
+        raise InputError(f"expected a suite file path, a Suite or a list of cases, got {type(source).__name__}")
+
+    # -- runs -------------------------------------------------------------------
+    def plan(self, suite: Any, scorers: Iterable[Any] | None = None, *, name: str = "", executor: str | None = None,
+             generator: str | None = None, generator_config: dict[str, Any] | None = None) -> "RunPlan":
+        """Load and check everything a run needs (scorer names and configs, required fields,
+        executors) without touching the database: bad input raises ``evalyard.InputError``."""
+        from .runner import check_required_fields, prepare_generator, prepare_scorers
+
+        loaded, origins = self.load_suite(suite, name=name or None)
+        specs = merge_scorer_choice(loaded.scorers, scorer_specs(scorers)) if scorers else loaded.scorers
+        prepared = prepare_scorers(specs, self.registry, executor)
+        prepared_generator = prepare_generator(generator, generator_config or {}, self.registry) if generator else None
+        check_required_fields(loaded.cases, origins, prepared, prepared_generator)
+        return RunPlan(loaded, prepared, prepared_generator, name)
+
+    def evaluate(self, suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
+                 executor: str | None = None, generator: str | None = None,
+                 generator_config: dict[str, Any] | None = None, **options: Any) -> RunResult:
+        """Score a suite (a file path, a ``Suite`` or a list of cases) and keep the run.
+
+        Everything is checked before anything is written: bad input raises
+        ``evalyard.InputError`` and stores nothing. ``options``: ``concurrency``,
+        ``max_errors``, ``on_progress``, ``on_start`` (see ``execute``).
+        """
+        plan = self.plan(suite, scorers, name=name, executor=executor, generator=generator,
+                         generator_config=generator_config)
+        return self.execute(plan, db=db, **options)
+
+    def execute(self, plan: "RunPlan", *, db: str | None = None, concurrency: int = 4, max_errors: int | None = None,
+                on_progress: Callable[[int], None] | None = None,
+                on_start: Callable[[str, int], None] | None = None) -> RunResult:
+        """Create the planned run in the database and run its stages."""
+        from .runner import Runner
+
+        store = self.open_store(db)
+        runner = Runner(store, self.registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress)
+        runner.check_executors(plan.scorers)
+        run_id = runner.create(plan.suite, plan.scorers, generator=plan.generator, name=plan.name,
+                               source=plan.suite.source, plugin_versions=self.plugin_versions())
+        if on_start is not None:
+            on_start(run_id, len(plan.suite.cases) * len(plan.scorers))
+        return self._execute(runner, run_id, plan.suite.cases, plan.scorers, plan.generator, plan.suite.name)
+
+    def resume(self, run_id: str, *, db: str | None = None, concurrency: int = 4, max_errors: int | None = None,
+               on_progress: Callable[[int], None] | None = None) -> RunResult:
+        """Finish an interrupted run: generate and score only what is missing, then aggregate."""
+        from .runner import Runner, prepare_generator, prepare_scorers
+
+        store = self.open_store(db)
+        row = store.get_run(run_id)
+        if row.status == "completed":
+            raise InputError(f"run {row.id} is already completed")
+        origin = f"run {row.id}"
+        specs = [ScorerSpec(s.get("qualified") or s["name"], s["config"], s.get("threshold"), origin=origin)
+                 for s in row.scorers]
+        prepared = prepare_scorers(specs, self.registry)
+        for p, stored in zip(prepared, row.scorers):
+            p.spec.name = stored["name"]  # results stay keyed by the name the run was started with
+            p.executor = stored.get("executor", p.executor)
+        prepared_generator = None
+        if row.generator:
+            prepared_generator = prepare_generator(row.generator["name"], row.generator.get("config") or {},
+                                                   self.registry)
+        runner = Runner(store, self.registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress)
+        runner.check_executors(prepared)
+        cases = store.run_cases(row)
+        return self._execute(runner, row.id, cases, prepared, prepared_generator, store.suite_of(row).name)
+
+    def _execute(self, runner, run_id, cases, prepared, generator, suite_name) -> RunResult:
+        from .runner import RunAborted
+
+        error = None
+        try:
+            totals = runner.execute(run_id, cases, prepared, generator)
+        except RunAborted as exc:
+            totals, error = exc.totals, str(exc)
+        row = runner.store.get_run(run_id)
+        return RunResult(run_id=run_id, name=row.name, suite=suite_name, status=row.status, cases=len(cases),
+                         duration_s=totals["duration_s"], scorers=totals["scorers"], error=error,
+                         generation=totals.get("generation"), _store=runner.store)
+
+    def pending_count(self, run_id: str, db: str | None = None) -> int:
+        """How many (case, scorer) results a resumed run still has to make (for progress bars)."""
+        store = self.open_store(db)
+        row = store.get_run(run_id)
+        done = store.done_pairs(row.id)
+        cases = store.run_cases(row)
+        return sum(1 for s in row.scorers for c in cases if (c.id, s["name"]) not in done)
+
+    def compare(self, base: str, new: str, *, db: str | None = None, top: int = 5) -> dict[str, Any]:
+        """Case-by-case comparison of two runs (see ``evalyard.compare``); ``fingerprint_changes``
+        lists scorers whose fingerprints differ."""
+        from .compare import compare_runs
+
+        return compare_runs(self.open_store(db), base, new, top=top)
