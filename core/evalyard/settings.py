@@ -7,7 +7,7 @@ Python callers and tests. Nothing here is global: every ``Application`` has its 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 

@@ -166,7 +166,9 @@ def test_scorers_and_plugins_listing(scripted_plugin):
     assert scorers["contains"]["requires"] == ["reference", "candidate"]
     plugins = {p["name"]: p for p in json.loads(invoke("plugins", "--json", "--all").output)}
     assert plugins["evalyard.builtins.loaders"]["hooks"] == ["register_loaders"]
-    assert plugins["scripted_scorers"]["hooks"] == ["register_scorers"]
+    assert plugins["scripted_scorers"]["hooks"] == ["register_generators", "register_scorers"]
+    assert plugins["evalyard.builtins.scorers"]["namespace"] == "evalyard"
+    assert scorers["contains"]["qualified"] == "evalyard/contains"
 
 
 def test_user_threshold_overrides_a_scorers_own_verdict(tmp_path, scripted_plugin):

@@ -7,7 +7,6 @@ schema is created and upgraded by Alembic migrations when the store opens.
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 from typing import Any, Iterator
