@@ -12,11 +12,11 @@ from __future__ import annotations
 import click
 
 from ..errors import EvalyardError
-from . import compare, plugin_new, plugins, run, runs
+from . import compare, plugin_new, plugins, report, run, runs
 from .options import CLIError, current_app
 
 BUILTIN_COMMANDS = click.Group()
-for _module in (run, runs, compare, plugins, plugin_new):
+for _module in (run, runs, compare, plugins, plugin_new, report):
     _module.register(BUILTIN_COMMANDS)
 
 

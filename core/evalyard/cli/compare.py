@@ -17,9 +17,11 @@ from .options import current_app, db_option, echo_json, fmt, json_option, table
               help="Exit 1 when a scorer's 95% interval of the mean delta lies wholly on the worse side of zero.")
 @click.option("--strict", is_flag=True,
               help="Refuse (exit 2) to compare scorers whose fingerprints (version, config, model, prompt) differ.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also write JUnit XML for CI: one test case per case x scorer, plus each scorer's regression check.")
 @json_option
 @db_option
-def compare(base, new, top, fail_on_regression, strict, as_json, db_url):
+def compare(base, new, top, fail_on_regression, strict, junit_path, as_json, db_url):
     """Compare run NEW against run BASE, case by case (runs by id, id prefix, run name or suite name: its newest run)."""
     result = current_app().compare(base, new, db=db_url, top=top)
     for change in result["fingerprint_changes"]:
@@ -30,6 +32,10 @@ def compare(base, new, top, fail_on_regression, strict, as_json, db_url):
     if strict and result["fingerprint_changes"]:
         sys.exit(2)
     regressed = [name for name, s in result["scorers"].items() if s["regressed"]]
+    if junit_path:
+        from ..junit import write_junit
+
+        write_junit(current_app().open_store(db_url), result["new"], junit_path, compare_with=result["base"])
     if as_json:
         echo_json(result)
     else:

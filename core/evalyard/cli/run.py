@@ -53,9 +53,11 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
 @click.option("--max-errors", type=click.IntRange(0), default=None,
               help="Stop the run once more than this many scorer errors occurred.")
 @click.option("--name", default="", help="A name for the run (default: its id).")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also write JUnit XML for CI: one test case per case x scorer.")
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, generator, max_errors,
-        name, db_url):
+        name, junit_path, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -107,6 +109,10 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     share = result.error_share
     too_many_errors = share > fail_on_error if fail_on_error is not None else share == 1.0
 
+    if junit_path:
+        from ..junit import write_junit
+
+        write_junit(app.open_store(db_url), result.run_id, junit_path)
     if as_json:
         data = result.to_dict()
         data["failed_checks"] = failed_checks

@@ -1,0 +1,156 @@
+"""``evalyard prompts list|show|render|new``: the prompt library from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+class OneLineErrors(click.Group):
+    """Turns evalyard's input and set-up errors into one line and exit code 2, also when the
+    group is used on its own (tests, other front ends)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from ..errors import EvalyardError
+
+        try:
+            return super().invoke(ctx)
+        except EvalyardError as exc:
+            error = click.ClickException(str(exc))
+            error.exit_code = 2
+            raise error from None
+
+
+prompts_dir_option = click.option(
+    "--prompts-dir", "prompts_dirs", multiple=True, type=click.Path(file_okay=False),
+    help="A directory of your own templates; overrides built-in and plugin templates (repeatable).")
+
+
+def make_library(prompts_dirs: tuple[str, ...]) -> Any:
+    """User directories first (--prompts-dir in order, then EVALYARD_PROMPTS), then plugins, then built-ins."""
+    from ..prompting import PromptLibrary, env_dirs
+
+    return PromptLibrary([*map(Path, prompts_dirs), *env_dirs()])
+
+
+def read_case(spec: str) -> dict[str, Any]:
+    """``FILE:ID`` -> that case's fields, from a YAML suite (``cases:``) or a JSONL file."""
+    from ..errors import InputError
+
+    path_text, sep, case_id = spec.rpartition(":")
+    if not sep or not path_text:
+        raise InputError(f"--case {spec!r}: expected FILE:ID")
+    path = Path(path_text)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror})", path=str(path)) from None
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    else:
+        import yaml
+
+        data = yaml.safe_load(text)
+        rows = data.get("cases", []) if isinstance(data, dict) else data
+    for n, row in enumerate(rows or [], 1):
+        if isinstance(row, dict) and str(row.get("id", n)) == case_id:
+            row = dict(row)
+            row.setdefault("id", case_id)
+            if isinstance(row.get("context"), str):
+                row["context"] = [row["context"]]
+            return row
+    raise InputError(f"no case with id {case_id!r}", path=str(path))
+
+
+def _listing(template: Any) -> dict[str, Any]:
+    return {"name": template.name, "source": template.origin, "overrides": template.overrides,
+            "answer": template.answer.kind, "fields": list(template.fields),
+            "scorer": template.scorer is not None, "description": template.description,
+            "hash": template.hash[:12]}
+
+
+def build_group(load_case: Callable[[str], dict[str, Any]] = read_case,
+                library_factory: Callable[[tuple[str, ...]], Any] = make_library) -> click.Group:
+    """The ``prompts`` group; the application may pass its own case loader and library factory."""
+
+    @click.group("prompts", cls=OneLineErrors)
+    def prompts() -> None:
+        """Prompt templates: list, show, render, and start your own."""
+
+    @prompts.command("list")
+    @prompts_dir_option
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+    def list_command(prompts_dirs: tuple[str, ...], as_json: bool) -> None:
+        """Every template, where it comes from, and what it overrides."""
+        from .options import table
+
+        rows = [_listing(t) for t in library_factory(prompts_dirs).list()]
+        if as_json:
+            click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+            return
+        click.echo(table(["name", "answer", "fields", "source", "overrides"],
+                         [[r["name"], r["answer"] + (" (scorer)" if r["scorer"] else ""), ",".join(r["fields"]),
+                           r["source"], ", ".join(r["overrides"]) or "-"] for r in rows]))
+
+    @prompts.command("show")
+    @click.argument("name")
+    @prompts_dir_option
+    def show_command(name: str, prompts_dirs: tuple[str, ...]) -> None:
+        """Print a template's file, with its source."""
+        template = library_factory(prompts_dirs).get(name)
+        overrides = f" (overrides {', '.join(template.overrides)})" if template.overrides else ""
+        click.echo(f"# {template.name} from {template.origin}{overrides}", err=True)
+        click.echo(template.text.rstrip("\n"))
+
+    @prompts.command("render")
+    @click.argument("name")
+    @click.option("--case", "case_spec", required=True, metavar="FILE:ID", help="The case to render.")
+    @click.option("--no-reasoning", is_flag=True, help="Render as a scorer with reasoning off.")
+    @click.option("--structured", is_flag=True, help="Render for a JSON (schema) answer.")
+    @click.option("--var", "variables", multiple=True, metavar="NAME=VALUE", help="A template variable.")
+    @prompts_dir_option
+    @click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
+    def render_command(name: str, case_spec: str, no_reasoning: bool, structured: bool, variables: tuple[str, ...],
+                       prompts_dirs: tuple[str, ...], as_json: bool) -> None:
+        """The exact messages a scorer would send for one case."""
+        from ..errors import InputError
+
+        values = {}
+        for item in variables:
+            key, eq, value = item.partition("=")
+            if not eq:
+                raise InputError(f"--var {item!r}: expected NAME=VALUE")
+            values[key] = value
+        template = library_factory(prompts_dirs).get(name)
+        rendered = template.render(load_case(case_spec), variables=values, reasoning=not no_reasoning,
+                                   structured=structured or template.answer.kind == "json")
+        if as_json:
+            click.echo(json.dumps(rendered.messages, indent=2, ensure_ascii=False))
+            return
+        for message in rendered.messages:
+            click.echo(f"[{message['role']}]")
+            click.echo(message["content"])
+            click.echo()
+
+    @prompts.command("new")
+    @click.argument("name")
+    @click.option("--answer", type=click.Choice(["binary", "score", "choice", "json"]), default="binary",
+                  show_default=True, help="The shape of the judge's answer.")
+    @click.option("--dir", "directory", default=".", type=click.Path(file_okay=False), show_default=True,
+                  help="Where to write NAME.jinja.")
+    @click.option("--force", is_flag=True, help="Replace an existing file.")
+    def new_command(name: str, answer: str, directory: str, force: bool) -> None:
+        """Write a starting template that works as a custom prompt scorer as written."""
+        from ..prompting import write_starter
+
+        path = write_starter(name, answer, directory, overwrite=force)
+        click.echo(f"wrote {path}")
+        click.echo(f"use it with: --prompts-dir {Path(directory)} and scorer {name.rsplit('/', 1)[-1]}")
+
+    return prompts
+
+
+def register(cli: click.Group, **options: Any) -> None:
+    cli.add_command(build_group(**options))

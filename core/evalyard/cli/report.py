@@ -1,0 +1,71 @@
+"""``evalyard report``: one self-contained HTML page for a run; ``evalyard serve``: the
+same pages, for every run in the database, on a local read-only web server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .options import db_option, open_store
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--compare", "base_ref", metavar="BASE", help="Also compare RUN against the run BASE, case by case.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+              help="Where to write the page (default: evalyard-report-RUN_ID.html).")
+@db_option
+def report(run_ref, base_ref, output, db_url):
+    """Write an HTML report of RUN (a run id, id prefix, run name or suite name).
+
+    The page needs nothing but a browser: styles, script, charts and data are all inside it,
+    so it opens from disk and can be attached to a CI job.
+    """
+    from ..report import build_report
+
+    store = open_store(db_url)
+    try:
+        run = store.get_run(run_ref)
+        html = build_report(store, run.id, compare_ref=base_ref)
+    finally:
+        store.close()
+    path = Path(output or f"evalyard-report-{run.id}.html")
+    path.write_text(html, encoding="utf-8")
+    size = path.stat().st_size
+    click.echo(f"wrote {path} ({size / 1024:,.0f} KiB) for run {run.id}" + (f" compared with {base_ref}" if base_ref else ""))
+
+
+@click.command()
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on. Anything but 127.0.0.1 shows your runs to the network.")
+@click.option("--port", "-p", default=8000, show_default=True, type=click.IntRange(0, 65535))
+def serve(db_url, host, port):
+    """Browse the run history in a local, read-only dashboard (runs, run reports, comparisons).
+
+    Needs Flask: pip install 'evalyard[serve]'.
+    """
+    from ..report.serve import FlaskMissing, make_server
+    from . import CLIError
+
+    store = open_store(db_url)
+    try:
+        server = make_server(store, host=host, port=port)
+    except FlaskMissing as exc:
+        raise CLIError(str(exc)) from None
+    except OSError as exc:
+        raise CLIError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    click.echo(f"evalyard dashboard on http://{host}:{server.server_port}/ (read-only, {store.url}); Ctrl-C stops it")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        store.close()
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(report)
+    cli.add_command(serve)

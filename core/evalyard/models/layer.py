@@ -1,0 +1,348 @@
+"""The model layer: every model call of every plugin goes through :class:`ModelLayer`.
+
+One call is: cache lookup -> cost check -> (per-model limit, rate limit, global request
+cap) -> litellm ``acompletion`` with litellm's own retries off -> on failure, classify,
+cut the per-model limit on pushback, back off and retry -> record usage -> cache put.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .background import shared_loop
+from .cache import MemoryCache, ResponseCache
+from .errors import CostLimitReached, ModelCallError, StructuredOutputError
+from .keys import cache_key, key_inputs
+from .limits import AdaptiveLimit, RequestRate, Slots
+from .records import CallRecord, CallUsage, Completion
+from .retry import RetryPolicy, classify
+from .usage import UsageMeter
+
+log = logging.getLogger("evalyard.models")
+
+
+@dataclass
+class ModelSettings:
+    """Provider settings for one model string (the suite's ``models:`` section).
+
+    ``api_key_env`` names the environment variable holding the key, so keys never sit
+    in suite files. ``params`` are extra request parameters sent with every call.
+    ``supports_schema`` / ``supports_logprobs`` override what litellm knows (useful for
+    ``openai/<name>`` on a local server, which litellm cannot look up).
+    """
+
+    api_base: str | None = None
+    api_key_env: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    concurrency: int | None = None
+    rpm: float | None = None
+    timeout: float | None = None
+    supports_schema: bool | None = None
+    supports_logprobs: bool | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ModelSettings":
+        known = {f for f in cls.__dataclass_fields__}
+        extra = {k: v for k, v in data.items() if k not in known}
+        values = {k: v for k, v in data.items() if k in known}
+        params = dict(values.pop("params", None) or {})
+        params.update(extra)  # unknown keys are request parameters (e.g. seed, top_p)
+        return cls(params=params, **values)
+
+
+@dataclass
+class StructuredAnswer:
+    """A JSON answer read from a reply; ``completions`` holds the call and any repair call."""
+
+    value: Any
+    text: str
+    completions: list[Completion]
+    mode: str  # "schema" (sent through the API) or "prompt" (schema in the prompt)
+    repaired: bool = False
+
+
+class ModelLayer:
+    """Async model calls with cache, retries, limits, structured output and usage accounting.
+
+    ``concurrency`` caps requests in flight across all models (a run's ``--concurrency``);
+    each model is further limited to ``per_model_concurrency`` (or its settings'
+    ``concurrency``), cut in half when the provider pushes back. Sync wrappers
+    (``complete_sync``, ``complete_json_sync``) run on the process's background loop.
+    """
+
+    def __init__(self, *, cache: ResponseCache | None = None, use_cache: bool = True, concurrency: int = 16,
+                 per_model_concurrency: int | None = None, timeout: float = 60.0,
+                 retry: RetryPolicy | None = None, settings: dict[str, ModelSettings] | None = None,
+                 usage: UsageMeter | None = None, judge_model: str | None = None, seed: int | None = None) -> None:
+        self.cache = cache if cache is not None else MemoryCache()
+        self.use_cache = use_cache
+        self.concurrency = concurrency
+        self.per_model_concurrency = per_model_concurrency or concurrency
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self.settings = dict(settings or {})
+        self.usage = usage or UsageMeter()
+        self.judge_model = judge_model
+        self._requests = Slots(concurrency)
+        self._limits: dict[str, AdaptiveLimit] = {}
+        self._rates: dict[str, RequestRate] = {}
+        self._rng = random.Random(seed)
+        self._background = shared_loop()
+        self._litellm: Any = None
+
+    # -- configuration -------------------------------------------------------
+    def settings_for(self, model: str) -> ModelSettings:
+        return self.settings.get(model) or ModelSettings()
+
+    def limit_for(self, model: str) -> AdaptiveLimit:
+        limit = self._limits.get(model)
+        if limit is None:
+            size = self.settings_for(model).concurrency or self.per_model_concurrency
+            limit = self._limits.setdefault(model, AdaptiveLimit(size))
+        return limit
+
+    def _rate_for(self, model: str) -> RequestRate | None:
+        rpm = self.settings_for(model).rpm
+        if rpm is None:
+            return None
+        return self._rates.setdefault(model, RequestRate(rpm))
+
+    @property
+    def litellm(self) -> Any:
+        if self._litellm is None:
+            from .providers import load_litellm
+
+            self._litellm = load_litellm()
+        return self._litellm
+
+    def supports_schema(self, model: str) -> bool:
+        declared = self.settings_for(model).supports_schema
+        if declared is not None:
+            return declared
+        from .providers import supports_response_schema
+
+        return supports_response_schema(self.litellm, model)
+
+    def supports_logprobs(self, model: str) -> bool | None:
+        declared = self.settings_for(model).supports_logprobs
+        if declared is not None:
+            return declared
+        from .providers import supports_logprobs
+
+        return supports_logprobs(self.litellm, model)
+
+    def request_params(self, model: str, params: dict[str, Any] | None = None,
+                       logprobs: int | None = None) -> dict[str, Any]:
+        """The parameters sent (and hashed into the key): settings' params, then the call's."""
+        merged = dict(self.settings_for(model).params)
+        merged.update(params or {})
+        if logprobs:
+            merged["logprobs"] = True
+            merged["top_logprobs"] = int(logprobs)
+        return merged
+
+    # -- one call ----------------------------------------------------------------
+    async def complete(self, model: str, messages: list[dict[str, Any]], *, params: dict[str, Any] | None = None,
+                       sample: int = 0, logprobs: int | None = None, template: str | None = None,
+                       no_cache: bool = False) -> Completion:
+        """One chat completion. ``logprobs=k`` asks for the top-k alternatives of each token.
+
+        Raises :class:`ModelCallError` once retries are spent, :class:`CostLimitReached`
+        when the run's ``max_cost`` is reached before the call would start.
+        """
+        sent = self.request_params(model, params, logprobs)
+        key = cache_key(model, messages, sent, sample)
+        inputs = key_inputs(model, messages, sent, sample)
+        if self.use_cache and not no_cache:
+            record = await self._cache_get(key)
+            if record is not None:
+                completion = Completion.from_record(key, record)
+                completion.key_inputs = inputs
+                self.usage.record(completion)
+                log.debug("cache hit %s for %s", key[:12], model, extra={"key_inputs": inputs})
+                return completion
+        log.debug("cache miss %s for %s", key[:12], model, extra={"key_inputs": inputs})
+        completion = await self._call_with_retries(model, messages, sent, key, template)
+        completion.key_inputs = inputs
+        self.usage.record(completion)
+        record = CallRecord(model=model, request=inputs, response=completion.to_response(),
+                            usage=completion.usage.to_dict(), latency_ms=completion.latency_ms)
+        await self._cache_put(key, record)  # only answers get here: errors are never cached
+        return completion
+
+    async def _cache_get(self, key: str) -> CallRecord | None:
+        if getattr(self.cache, "blocking", False):
+            return await asyncio.to_thread(self.cache.get, key)
+        return self.cache.get(key)
+
+    async def _cache_put(self, key: str, record: CallRecord) -> None:
+        if getattr(self.cache, "blocking", False):
+            await asyncio.to_thread(self.cache.put, key, record)
+        else:
+            self.cache.put(key, record)
+
+    async def _call_with_retries(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any],
+                                 key: str, template: str | None) -> Completion:
+        settings = self.settings_for(model)
+        limit = self.limit_for(model)
+        rate = self._rate_for(model)
+        timeout = settings.timeout or self.timeout
+        kwargs = self._connection_kwargs(model, settings, timeout, template)
+        attempt = 0
+        while True:
+            attempt += 1
+            self.usage.check()
+            window = await limit.acquire()
+            try:
+                if rate is not None:
+                    await rate.wait()
+                async with self._requests:
+                    started = time.perf_counter()
+                    try:
+                        response = await asyncio.wait_for(
+                            self.litellm.acompletion(model=model, messages=messages, **params, **kwargs), timeout)
+                    except (asyncio.CancelledError, CostLimitReached):
+                        raise
+                    except Exception as exc:  # every provider failure is sorted below
+                        failure = exc
+                    else:
+                        failure = None
+                    latency_ms = (time.perf_counter() - started) * 1000
+            finally:
+                limit.release()
+            if failure is None:
+                limit.success()
+                self.usage.record_attempts(attempt, attempt - 1)
+                return self._completion(model, response, key, latency_ms, attempt)
+            kind = classify(failure)
+            if kind.pushback:
+                limit.pushback(window)
+            too_long = kind.retry_after is not None and kind.retry_after > self.retry.max_retry_after
+            if not kind.retryable or attempt >= self.retry.max_attempts or too_long:
+                self.usage.record_attempts(attempt, attempt - 1)
+                self.usage.record_error()
+                message = _describe(failure)
+                if kind.retryable:
+                    message += f" (gave up after {attempt} attempts)"
+                raise ModelCallError(message, model=model, status=kind.status, attempts=attempt,
+                                     retryable=kind.retryable) from failure
+            delay = self.retry.delay(attempt, kind.retry_after, self._rng)
+            log.debug("%s: %s; retry %d in %.2fs", model, _describe(failure), attempt, delay)
+            await asyncio.sleep(delay)
+
+    def _connection_kwargs(self, model: str, settings: ModelSettings, timeout: float,
+                           template: str | None) -> dict[str, Any]:
+        # litellm's own retries stay off so that every 429 reaches our limiter.
+        kwargs: dict[str, Any] = {"num_retries": 0, "max_retries": 0, "timeout": timeout}
+        if settings.api_base:
+            kwargs["api_base"] = settings.api_base
+        if settings.api_key_env:
+            value = os.environ.get(settings.api_key_env)
+            if not value:
+                from ..errors import ConfigError
+
+                raise ConfigError(f"model {model}: environment variable {settings.api_key_env} "
+                                  "(its api_key_env) is not set")
+            kwargs["api_key"] = value
+        elif settings.api_base and model.startswith("openai/"):
+            # An OpenAI-compatible local server usually wants no key, but the client insists on one.
+            kwargs["api_key"] = os.environ.get("OPENAI_API_KEY") or "no-key"
+        if template:
+            kwargs["metadata"] = {"evalyard_template": template}
+        return kwargs
+
+    def _completion(self, model: str, response: Any, key: str, latency_ms: float, attempts: int) -> Completion:
+        from .logprobs import from_response
+        from .providers import cost_of
+
+        choice = response.choices[0]
+        message = getattr(choice, "message", None)
+        text = getattr(message, "content", None) or ""
+        raw_usage = getattr(response, "usage", None)
+        usage = CallUsage(prompt_tokens=getattr(raw_usage, "prompt_tokens", None),
+                          completion_tokens=getattr(raw_usage, "completion_tokens", None),
+                          cost=cost_of(self.litellm, response, model))
+        return Completion(model=model, text=text, key=key, usage=usage, latency_ms=latency_ms,
+                          logprobs=from_response(choice), finish_reason=getattr(choice, "finish_reason", None),
+                          attempts=attempts)
+
+    # -- structured output ------------------------------------------------------
+    async def complete_json(self, model: str, messages: list[dict[str, Any]], schema: dict[str, Any], *,
+                            params: dict[str, Any] | None = None, sample: int = 0, template: str | None = None,
+                            no_cache: bool = False, schema_name: str = "answer") -> StructuredAnswer:
+        """A JSON answer fitting ``schema``.
+
+        Through the provider's ``response_format`` where the model supports JSON schema;
+        otherwise the schema goes into the prompt. Either way the reply is read
+        tolerantly, and one repair call follows a reply that cannot be read. Raises
+        :class:`StructuredOutputError` (with the raw text) when that fails too.
+        """
+        from .structured import parse_json_answer, repair_message, response_format_for, schema_instructions
+
+        params = dict(params or {})
+        if self.supports_schema(model):
+            mode = "schema"
+            params["response_format"] = response_format_for(schema, schema_name)
+            sent = list(messages)
+        else:
+            mode = "prompt"
+            sent = _append_to_last_user(messages, schema_instructions(schema))
+        first = await self.complete(model, sent, params=params, sample=sample, template=template, no_cache=no_cache)
+        try:
+            value = parse_json_answer(first.text, schema)
+            return StructuredAnswer(value, first.text, [first], mode)
+        except ValueError as exc:
+            problem = str(exc)
+        repair = sent + [{"role": "assistant", "content": first.text},
+                         {"role": "user", "content": repair_message(problem, schema)}]
+        second = await self.complete(model, repair, params=params, sample=sample, template=template,
+                                     no_cache=no_cache)
+        try:
+            value = parse_json_answer(second.text, schema)
+        except ValueError as exc:
+            raise StructuredOutputError(f"unreadable JSON answer after one repair call: {exc}", raw=second.text,
+                                        model=model, attempts=2) from None
+        return StructuredAnswer(value, second.text, [first, second], mode, repaired=True)
+
+    # -- sync wrappers ------------------------------------------------------------
+    def complete_sync(self, model: str, messages: list[dict[str, Any]], **options: Any) -> Completion:
+        """:meth:`complete` from sync code, also inside a running event loop."""
+        return self._background.run(self.complete(model, messages, **options))
+
+    def complete_json_sync(self, model: str, messages: list[dict[str, Any]], schema: dict[str, Any],
+                           **options: Any) -> StructuredAnswer:
+        return self._background.run(self.complete_json(model, messages, schema, **options))
+
+    def run_sync(self, coroutine: Any) -> Any:
+        """Run any coroutine that uses this layer on its background loop."""
+        return self._background.run(coroutine)
+
+    def close(self) -> None:
+        """Nothing to release yet: the background loop is shared by the process (see background.py)."""
+
+
+def _append_to_last_user(messages: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+    out = [dict(m) for m in messages]
+    for message in reversed(out):
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            message["content"] = message["content"].rstrip() + "\n\n" + text
+            return out
+    out.append({"role": "user", "content": text})
+    return out
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) and not str(exc):
+        return "TimeoutError: no answer within the call's timeout"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    # litellm repeats the class name inside the message ("litellm.RateLimitError: ...").
+    prefix = f"litellm.{type(exc).__name__}: "
+    while text.startswith(prefix):
+        text = text[len(prefix):]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,74 @@
+"""What one model call returns, and what the cache keeps of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+
+@dataclass
+class CallUsage:
+    """Tokens and cost of one call. ``cost`` is None when the price is unknown (never a stand-in 0)."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "cost": self.cost}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> "CallUsage":
+        data = data or {}
+        return cls(data.get("prompt_tokens"), data.get("completion_tokens"), data.get("cost"))
+
+
+@dataclass
+class CallRecord:
+    """A successful call as the cache stores it: request (the key's inputs), answer, usage, latency."""
+
+    model: str
+    request: dict[str, Any]
+    response: dict[str, Any]
+    usage: dict[str, Any] | None = None
+    latency_ms: float | None = None
+    created_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+
+@dataclass
+class Completion:
+    """The answer to one call, fresh or from the cache.
+
+    ``logprobs`` is one entry per answer token: ``{"token": str, "logprob": float,
+    "top": {token: logprob}}``, or None when the provider returned none.
+    A cache hit keeps the original ``latency_ms`` and ``usage``; ``cached`` says it was one.
+    """
+
+    model: str
+    text: str
+    key: str
+    usage: CallUsage = field(default_factory=CallUsage)
+    latency_ms: float | None = None
+    logprobs: list[dict[str, Any]] | None = None
+    finish_reason: str | None = None
+    cached: bool = False
+    attempts: int = 1
+    key_inputs: dict[str, Any] | None = None
+
+    def top_logprobs(self) -> list[dict[str, float]] | None:
+        """The top-token maps of each answer position, the input ``p_yes`` wants."""
+        if not self.logprobs:
+            return None
+        return [entry.get("top") or {entry["token"]: entry["logprob"]} for entry in self.logprobs]
+
+    def to_response(self) -> dict[str, Any]:
+        return {"text": self.text, "logprobs": self.logprobs, "finish_reason": self.finish_reason}
+
+    @classmethod
+    def from_record(cls, key: str, record: CallRecord) -> "Completion":
+        response = record.response or {}
+        return cls(model=record.model, text=response.get("text") or "", key=key,
+                   usage=CallUsage.from_dict(record.usage), latency_ms=record.latency_ms,
+                   logprobs=response.get("logprobs"), finish_reason=response.get("finish_reason"),
+                   cached=True, attempts=0, key_inputs=record.request)

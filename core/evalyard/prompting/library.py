@@ -1,0 +1,135 @@
+"""Finding templates by name: user directories > plugin templates > built-ins.
+
+A template's name is its path under a directory without the ``.jinja`` suffix
+(``judge/correctness``). The first source that has a name wins; every template knows
+its source and which lower-priority templates of the same name it overrides.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import UnknownNameError
+from .template import PromptTemplate, parse_template
+
+SUFFIX = ".jinja"
+
+
+def builtin_dir() -> Path:
+    """The built-in templates: ``evalyard/prompts`` in a wheel, the top-level ``prompts/`` in a checkout."""
+    try:
+        from importlib.resources import files
+
+        packaged = Path(str(files("evalyard.prompts")))
+        if packaged.is_dir():
+            return packaged
+    except (ModuleNotFoundError, TypeError):
+        pass
+    return Path(__file__).resolve().parents[3] / "prompts"
+
+
+def env_dirs() -> list[Path]:
+    """Directories named by ``EVALYARD_PROMPTS`` (os.pathsep-separated)."""
+    value = os.environ.get("EVALYARD_PROMPTS", "")
+    return [Path(p).expanduser() for p in value.split(os.pathsep) if p.strip()]
+
+
+@dataclass
+class _PluginTemplate:
+    plugin: str
+    text: str
+    path: str | None
+
+
+class PromptLibrary:
+    """Templates from user directories (in the order given), plugins, and the built-ins.
+
+    ``user_dirs`` is the caller's list in priority order (``--prompts-dir`` options,
+    then ``EVALYARD_PROMPTS``, then the suite's ``prompts:``). Files are parsed when
+    first asked for, and a broken file is an ``InputError`` naming it.
+    """
+
+    def __init__(self, user_dirs: Iterable[str | Path] = (), *, builtins: Path | None = None,
+                 include_builtins: bool = True) -> None:
+        self.user_dirs = [Path(d) for d in user_dirs]
+        self.builtins = builtins or builtin_dir()
+        self.include_builtins = include_builtins
+        self._plugin: dict[str, _PluginTemplate] = {}
+        self._parsed: dict[tuple[str, str], PromptTemplate] = {}
+
+    def add_plugin_template(self, name: str, text: str | None = None, *, path: str | Path | None = None,
+                            plugin: str = "python") -> None:
+        """A template registered by a plugin (``register_prompt_templates``) or from Python."""
+        if text is None:
+            if path is None:
+                raise ValueError("give the template's text or its path")
+            text = Path(path).read_text(encoding="utf-8")
+        self._plugin[name] = _PluginTemplate(plugin, text, None if path is None else str(path))
+
+    # -- discovery ----------------------------------------------------------------
+    def _sources(self) -> list[tuple[str, dict[str, Path | _PluginTemplate]]]:
+        sources: list[tuple[str, dict[str, Path | _PluginTemplate]]] = []
+        for directory in self.user_dirs:
+            sources.append(("file", _scan(directory)))
+        sources.append(("plugin", dict(self._plugin)))
+        if self.include_builtins:
+            sources.append(("built-in", _scan(self.builtins)))
+        return sources
+
+    def names(self) -> list[str]:
+        seen: set[str] = set()
+        for _, entries in self._sources():
+            seen.update(entries)
+        return sorted(seen)
+
+    def get(self, name: str) -> PromptTemplate:
+        found: list[tuple[str, Path | _PluginTemplate]] = []
+        for kind, entries in self._sources():
+            if name in entries:
+                found.append((kind, entries[name]))
+        if not found:
+            known = ", ".join(self.names()) or "none"
+            raise UnknownNameError(f"no prompt template named {name!r} (known: {known})")
+        kind, entry = found[0]
+        template = self._load(name, kind, entry)
+        template.overrides = [_describe(k, e) for k, e in found[1:]]
+        return template
+
+    def list(self) -> list[PromptTemplate]:
+        return [self.get(name) for name in self.names()]
+
+    def scorer_templates(self) -> list[PromptTemplate]:
+        """Templates that declare themselves scorers (``scorer:`` in the header)."""
+        return [t for t in self.list() if t.scorer is not None]
+
+    def _load(self, name: str, kind: str, entry: Path | _PluginTemplate) -> PromptTemplate:
+        if isinstance(entry, _PluginTemplate):
+            cache_key = (f"plugin:{entry.plugin}", name)
+            text, path, source = entry.text, entry.path, f"plugin {entry.plugin}"
+        else:
+            cache_key = (str(entry), str(entry.stat().st_mtime_ns))
+            text, path, source = entry.read_text(encoding="utf-8"), str(entry), kind
+        cached = self._parsed.get(cache_key)
+        if cached is None or cached.name != name:
+            cached = parse_template(text, name=name, path=path, source=source)
+            self._parsed[cache_key] = cached
+        return cached
+
+
+def _scan(directory: Path) -> dict[str, Path]:
+    if not directory.is_dir():
+        return {}
+    out = {}
+    for path in sorted(directory.rglob(f"*{SUFFIX}")):
+        name = path.relative_to(directory).as_posix()[: -len(SUFFIX)]
+        out[name] = path
+    return out
+
+
+def _describe(kind: str, entry: Path | _PluginTemplate) -> str:
+    if isinstance(entry, _PluginTemplate):
+        return f"plugin {entry.plugin}"
+    return "built-in" if kind == "built-in" else str(entry)

@@ -1,0 +1,84 @@
+"""``evalyard serve``: a local, read-only dashboard over the run history.
+
+Flask, because the store is synchronous SQLAlchemy (an async framework would only push every
+query to a thread pool), the report's Jinja2 templates are Flask's own template language, and
+werkzeug's server can be started in-process on a chosen host and port, which is all a local
+dashboard needs. Every route is a GET; nothing writes to the database.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+class FlaskMissing(RuntimeError):
+    pass
+
+
+def _flask():
+    try:
+        import flask
+    except ImportError:
+        raise FlaskMissing("evalyard serve needs Flask: pip install 'evalyard[serve]'") from None
+    return flask
+
+
+def _run_row(run, suite) -> dict[str, Any]:
+    totals = run.totals or {}
+    means = {name: s.get("mean") for name, s in (totals.get("scorers") or {}).items()}
+    return {"id": run.id, "name": run.name, "suite": suite.name, "suite_version": suite.version,
+            "status": run.status, "created_at": run.created_at.isoformat(timespec="seconds") if run.created_at else "",
+            "duration_s": totals.get("duration_s"), "means": means}
+
+
+def create_app(store, limit: int = 500):
+    """The dashboard's WSGI app over an open ``Store``."""
+    flask = _flask()
+    from ..errors import UnknownNameError
+    from . import build_report
+    from .render import render_page
+
+    app = flask.Flask("evalyard.dashboard")
+    nav = [("runs", "/")]
+
+    def page(html: str, status: int = 200):
+        response = flask.make_response(html, status)
+        response.headers["Content-Type"] = "text/html; charset=utf-8"
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+    def not_found(message: str):
+        return page(render_page("message.html.j2", nav=nav, title="Not found", message=message), 404)
+
+    @app.get("/")
+    def runs_list():
+        rows = [_run_row(run, suite) for run, suite in store.list_runs(limit=limit)]
+        return page(render_page("runs.html.j2", nav=nav, runs=rows, db=store.url))
+
+    @app.get("/runs/<run_ref>")
+    def run_view(run_ref: str):
+        try:
+            return page(build_report(store, run_ref, nav=nav + [("compare…", "/#compare")]))
+        except UnknownNameError as exc:
+            return not_found(str(exc))
+
+    @app.get("/compare")
+    def compare_view():
+        base, new = flask.request.args.get("base", ""), flask.request.args.get("new", "")
+        if not base or not new:
+            return not_found("compare needs two runs: /compare?base=RUN&new=RUN")
+        try:
+            return page(build_report(store, new, compare_ref=base, nav=nav))
+        except UnknownNameError as exc:
+            return not_found(str(exc))
+
+    return app
+
+
+def make_server(store, host: str = DEFAULT_HOST, port: int = 8000):
+    """A werkzeug server for the dashboard (``serve_forever()`` to run, ``shutdown()`` to stop)."""
+    from werkzeug.serving import make_server as werkzeug_server
+
+    return werkzeug_server(host, port, create_app(store), threaded=True)

@@ -1,0 +1,61 @@
+"""No litellm and no network at import, or when no model is called."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+
+def _run(code):
+    # Without LITELLM_LOCAL_MODEL_COST_MAP in the environment: the layer must set it itself.
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                            timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_importing_the_layer_imports_neither_litellm_nor_jinja():
+    out = _run("""
+        import sys
+        import evalyard.models, evalyard.prompting, evalyard.testing
+        print(sorted(m for m in ("litellm", "jinja2", "openai", "httpx", "aiohttp") if m in sys.modules))
+    """)
+    assert out.strip() == "[]"
+
+
+def test_no_socket_connect_at_import_or_without_model_calls():
+    out = _run("""
+        import sys
+        connects = []
+        def hook(event, args):
+            if event == "socket.connect":
+                connects.append(args[1])
+        sys.addaudithook(hook)
+        import evalyard.models, evalyard.prompting
+        from evalyard.models import ModelLayer
+        from evalyard.prompting import PromptLibrary, register_prompt_scorer
+        layer = ModelLayer()
+        library = PromptLibrary()
+        for template in library.list():
+            template.render({"id": "1", "input": "q", "candidate": "a", "reference": "r", "context": ["c"]},
+                            structured=template.answer.kind == "json")
+        register_prompt_scorer("polite", template="Is this polite? {{ candidate }}", answer="binary")
+        layer.close()
+        print(len(connects))
+    """)
+    assert out.strip() == "0"
+
+
+def test_loading_litellm_stays_offline():
+    out = _run("""
+        import sys
+        connects = []
+        sys.addaudithook(lambda event, args: connects.append(args[1]) if event == "socket.connect" else None)
+        from evalyard.models.providers import load_litellm
+        litellm = load_litellm()
+        print(len(connects), litellm.suppress_debug_info, "scripted" in litellm.provider_list)
+    """)
+    assert out.split() == ["0", "True", "True"]
