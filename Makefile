@@ -10,7 +10,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench clean browser screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +32,22 @@ demo: install
 	$(BIN)/evalyard run examples/quickstart.yaml --name quickstart-demo
 	$(BIN)/evalyard runs list --limit 5
 
-test: install
+test: install browser
 	$(BIN)/python -m pytest -q
+
+# The report tests drive Debian's headless chromium: installed here when missing and root;
+# otherwise they skip, saying why.
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing chromium and chromium-driver for the browser tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+	    || echo "could not install chromium: the browser tests will skip"; \
+	else echo "no chromium and not root: the browser tests will skip"; fi
+
+# Refresh docs/screenshots/ from the browser tests.
+screenshots: install browser
+	EVALYARD_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q -m browser tests/report
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py

@@ -181,6 +181,15 @@ def test_large_report_filters_without_freezing(browser, tmp_path):
     assert elapsed_ms < 1000
     assert "of 10000" in _text(browser, "#p-info") or "from 10000" in _text(browser, "#p-info")
     assert len(_rows(browser)) == 50  # one page in the DOM, not ten thousand rows
+    # the case view reads each family's details: reasoning, checklist answers, claims and verdicts
+    browser.driver.execute_script("location.hash = '#case=case-00003'")
+    judge = browser.driver.find_element("css selector", "#case-view .score-block[data-scorer=judge_helpfulness]")
+    assert "reasoning" in judge.text.lower()
+    assert [th.text for th in judge.find_elements("css selector", "table.items th")] == ["#", "question", "answer", "confidence"]
+    claims = browser.driver.find_element("css selector", "#case-view .score-block[data-scorer=faithfulness] table.items")
+    assert "verdict" in claims.text and claims.find_elements("css selector", ".verdict-good, .verdict-bad")
+    browser.screenshot("report-case-view-judge")
+    browser.driver.find_element("id", "cv-close").click()
     browser.driver.execute_script("document.getElementById('f-search').value='case-0999';"
                                   "document.getElementById('f-search').dispatchEvent(new Event('input'));")
     time.sleep(0.4)

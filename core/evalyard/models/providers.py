@@ -68,11 +68,18 @@ def cost_of(litellm: Any, response: Any, model: str) -> float | None:
     hidden = getattr(response, "_hidden_params", None) or {}
     if hidden.get("evalyard_cost") is not None:
         return float(hidden["evalyard_cost"])
+    if model in _unpriced:
+        return None
     try:
         cost = litellm.completion_cost(completion_response=response, model=model)
     except Exception:  # litellm raises a different error per unknown-model case
+        # The bundled price map does not change while the process runs: ask once per model.
+        _unpriced.add(model)
         return None
     return None if cost is None else float(cost)
+
+
+_unpriced: set[str] = set()
 
 
 def supports_response_schema(litellm: Any, model: str) -> bool:

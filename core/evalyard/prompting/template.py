@@ -44,12 +44,23 @@ class Trusted(str):
     """A string the template author controls (a ``variables`` value): printed without markers."""
 
 
+MARKERS_KEY = "__evalyard_markers__"
+
+
 def _environment() -> Any:
-    from jinja2 import StrictUndefined
+    from jinja2 import StrictUndefined, pass_context
     from jinja2.sandbox import SandboxedEnvironment
 
+    @pass_context
+    def finalize(context: Any, value: Any) -> Any:
+        # Every printed string from the case is material to judge: wrap it in this call's markers.
+        markers = context.get(MARKERS_KEY)
+        if markers is None or isinstance(value, Trusted) or not isinstance(value, str):
+            return value
+        return f"{markers[0]}\n{value}\n{markers[1]}"
+
     return SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=False, autoescape=False,
-                                trim_blocks=True, lstrip_blocks=True)
+                                trim_blocks=True, lstrip_blocks=True, finalize=finalize)
 
 
 @dataclass
@@ -110,22 +121,16 @@ class PromptTemplate:
         nonce = hashlib.sha256(json.dumps([self.hash, {k: values.get(k) for k in self.fields}, variables or {}],
                                           sort_keys=True, default=str).encode()).hexdigest()[:16]
         open_mark, close_mark = f"<data-{nonce}>", f"</data-{nonce}>"
-
-        def finalize(value: Any) -> Any:
-            if isinstance(value, Trusted) or not isinstance(value, str):
-                return value
-            return f"{open_mark}\n{value}\n{close_mark}"
-
-        env = _environment()
-        env.finalize = finalize
         context: dict[str, Any] = {name: values.get(name) for name in self.fields}
+        context[MARKERS_KEY] = (open_mark, close_mark)
         merged = dict(self.variables)
         merged.update(variables or {})
         for name, value in merged.items():
             context[name] = Trusted(value) if isinstance(value, str) else value
         try:
-            body = env.from_string(self.body).render(context).strip()
-            system = env.from_string(self.system).render(context).strip() if self.system else None
+            body_template, system_template = self._compiled()
+            body = body_template.render(context).strip()
+            system = system_template.render(context).strip() if system_template is not None else None
         except Exception as exc:  # a template error at render time: name the file and line
             raise self._error(f"cannot render: {exc}", _jinja_line(exc)) from None
         parts = [body]
@@ -142,6 +147,15 @@ class PromptTemplate:
             messages.append({"role": "system", "content": system})
         messages.append({"role": "user", "content": "\n\n".join(parts)})
         return RenderedPrompt(messages, nonce, self.name, self.hash)
+
+    def _compiled(self) -> tuple[Any, Any]:
+        """Body and system templates, compiled once per template object."""
+        compiled = self.__dict__.get("_compiled_templates")
+        if compiled is None:
+            env = _environment()
+            compiled = (env.from_string(self.body), env.from_string(self.system) if self.system else None)
+            self.__dict__["_compiled_templates"] = compiled
+        return compiled
 
     def _error(self, message: str, body_line: int | None = None) -> InputError:
         line = self.body_line + body_line - 1 if body_line else None

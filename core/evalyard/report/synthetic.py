@@ -1,8 +1,8 @@
 """A synthetic run of any size, written through the real store: for the report's benchmark and
 tests, and for trying the viewer at scale (``python -m evalyard.report.synthetic DB CASES``).
 
-The five scorers mimic the shapes real families store in ``details`` (a judge's reasoning,
-claims with verdicts, checklist items with answers and confidences, a sandbox traceback), with
+The five scorers mimic the shapes real families store in ``details`` (a judge's reasoning and
+checklist items with answers and confidences, claims with verdicts, a sandbox traceback), with
 about 1% scorer errors. The same seed always writes the same values.
 """
 
@@ -46,7 +46,9 @@ def _score(rng: random.Random, name: str, case_index: int) -> dict[str, Any]:
         return {"value": value, "passed": value >= 0.6}
     if name == "judge_helpfulness":
         value = float(rng.randint(1, 5))
-        return {"value": value, "passed": value >= 3, "details": {"reasoning": _sentence(rng, 12, 30)},
+        items = [{"question": _sentence(rng, 4, 8)[:-1] + "?", "answer": rng.choice(("yes", "no")),
+                  "confidence": round(rng.random(), 2)} for _ in range(rng.randint(2, 4))]
+        return {"value": value, "passed": value >= 3, "details": {"reasoning": _sentence(rng, 12, 30), "checklist": items},
                 "usage": {"calls": 1, "cache_hits": int(rng.random() < 0.2), "tokens_in": rng.randint(150, 400),
                           "tokens_out": rng.randint(20, 80), "cost_usd": None}}
     if name == "faithfulness":

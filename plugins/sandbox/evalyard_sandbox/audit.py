@@ -1,16 +1,18 @@
 """A runtime tripwire from PEP 578 audit hooks, installed in the run just before candidate code.
 
 Not a security boundary (PEP 578 says so: native code can bypass it), which is why
-the OS layers exist. What it adds: a refused operation becomes a clear Python
-exception -- and so an ``error`` verdict naming the operation -- instead of a
-silent failure (``os.system`` returning -1 because process creation is blocked),
-and a second wall where an OS layer is missing (no jail: file access outside the
-run's directory is refused here). It also refuses the introspection that in-process
-verdict forging needs (frame walking, ``gc`` object walks, tracing).
+the OS layers exist. What it adds: an attempt to leave the sandbox becomes a clear
+Python exception -- and so an ``error`` verdict naming the operation -- instead of a
+silent failure (``os.system`` returning -1 because process creation is blocked), and
+a second wall where an OS layer is missing (no jail: file access outside the run's
+directory is refused here; no network namespace: connections are refused here).
 
-Refused: process creation and ``exec``, signals, sockets, ctypes and native
-loading, code-object construction, writes outside the run's directory, reads
-outside it and the standard library, and ``gc``/trace/frame introspection.
+It refuses only what leaves the sandbox, never what correct programs do inside it:
+process creation and ``exec``, signals to other processes, loading native code
+(ctypes), writes outside the run's directory, reads outside it, ``/usr`` and
+``/dev``'s few devices, and -- only where the network namespace is missing --
+network connections and name lookups. Sockets themselves (``asyncio``'s socketpair)
+are fine: with the network namespace there is nothing to reach.
 """
 
 from __future__ import annotations
@@ -21,20 +23,19 @@ from typing import Any
 
 _REFUSED_EVENTS = frozenset({
     "os.system", "os.fork", "os.forkpty", "os.kill", "os.killpg", "os.chroot", "os.startfile",
-    "os.posix_spawn", "os.posix_spawnp", "os.exec", "os.spawn", "pty.spawn", "subprocess.Popen",
-    "sys.settrace", "sys.setprofile", "sys._current_frames", "sys._current_exceptions",
-    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "code.__new__", "function.__new__",
-    "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.addressof", "ctypes.cdata",
-    "ctypes.call_function", "ctypes.string_at", "ctypes.wstring_at", "ctypes.PyObj_FromPtr",
-    "mmap.__new__", "resource.prlimit", "signal.pthread_kill", "webbrowser.open",
-    "sys.addaudithook", "cpython.remote_debugger_script",
+    "pty.spawn", "subprocess.Popen", "signal.pthread_kill", "resource.prlimit", "ctypes.dlopen",
 })
-_REFUSED_PREFIXES = ("socket.", "ctypes.", "subprocess.", "os.exec", "os.spawn", "os.posix_spawn",
-                     "urllib.", "http.", "ftplib.", "smtplib.", "imaplib.", "poplib.", "nntplib.", "telnetlib.")
-_REFUSED_IMPORTS = frozenset({"ctypes", "_ctypes", "_posixsubprocess", "mmap", "_socket", "socket",
-                              "multiprocessing", "_multiprocessing", "_testcapi", "_xxsubinterpreters"})
-#: Attribute reads CPython audits that lead from a value to a live frame.
-_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
+_REFUSED_PREFIXES = ("ctypes.", "os.exec", "os.spawn", "os.posix_spawn")
+#: refused only where the worker has no network namespace (then they would reach the host's network)
+_NETWORK_EVENTS = frozenset({
+    "socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg", "socket.getaddrinfo",
+    "socket.gethostbyname", "socket.gethostbyaddr", "socket.getnameinfo",
+})
+_NETWORK_PREFIXES = ("urllib.", "http.", "ftplib.", "smtplib.", "imaplib.", "poplib.", "nntplib.", "telnetlib.")
+#: native code escapes the tripwire itself
+_REFUSED_IMPORTS = frozenset({"ctypes", "_ctypes"})
+#: readable besides the run's directory and the standard library (what the jail shows anyway)
+_EXTRA_READ_ROOTS = ("/usr", "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
 
 #: (event, index of each path argument, whether it writes)
 _PATH_EVENTS = {
@@ -48,30 +49,27 @@ _PATH_EVENTS = {
     "shutil.chown": ((0,), True), "shutil.make_archive": ((0,), True), "shutil.unpack_archive": ((0, 1), True),
     "sqlite3.connect": ((0,), True), "os.listdir": ((0,), False), "os.scandir": ((0,), False),
     "os.getxattr": ((0,), False), "os.listxattr": ((0,), False), "os.chdir": ((0,), False),
-    "glob.glob": ((0,), False), "os.add_dll_directory": ((0,), True),
+    "glob.glob": ((0,), False),
 }
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
 class Tripwire:
-    """Holds the switch the harness flips around its own bookkeeping (e.g. walking a traceback)."""
-
-    def __init__(self, workdir: str, read_roots: list[str], *, resolved: bool = False) -> None:
-        """``resolved``: the paths are already real (no symlinks), as the worker's are."""
-        self.workdir = workdir if resolved else os.path.realpath(workdir)
-        self.read_roots = list(read_roots) if resolved else [os.path.realpath(r) for r in read_roots]
-        self.suspended = False
+    def __init__(self, workdir: str, read_roots: list[str], *, network_isolated: bool) -> None:
+        self.workdir = os.path.realpath(workdir)
+        self.read_roots = [os.path.realpath(r) for r in (*read_roots, *_EXTRA_READ_ROOTS)]
+        self.network_isolated = network_isolated
 
     def _inside(self, path: Any, roots: list[str]) -> bool:
-        if isinstance(path, int):
-            return path in (0, 1, 2)
+        if isinstance(path, int):  # a descriptor the run already holds (tempfile.TemporaryFile, os.fdopen)
+            return True
         try:
             text = os.fsdecode(os.fspath(path))
         except TypeError:
             return False
-        if text in ("", ".") or not text:
-            text = "."
-        resolved = os.path.realpath(text)
+        if text == ":memory:":  # sqlite3's in-memory database
+            return True
+        resolved = os.path.realpath(text or ".")
         return any(resolved == root or resolved.startswith(root + os.sep) for root in roots)
 
     def check_path(self, event: str, path: Any, writes: bool) -> None:
@@ -81,8 +79,6 @@ class Tripwire:
             raise PermissionError(f"sandbox: {event} may not {action} {path!r} (outside the run directory)")
 
     def hook(self, event: str, args: tuple) -> None:
-        if self.suspended:
-            return
         if event in _REFUSED_EVENTS or event.startswith(_REFUSED_PREFIXES):
             raise PermissionError(f"sandbox: {event} is not permitted")
         if event == "open":
@@ -94,54 +90,24 @@ class Tripwire:
             name = args[0] if args else ""
             if isinstance(name, str) and name.partition(".")[0] in _REFUSED_IMPORTS:
                 raise ImportError(f"sandbox: import of {name!r} is not permitted")
-        elif event == "object.__getattr__":
-            if len(args) > 1 and args[1] in _FRAME_ATTRIBUTES:
-                raise PermissionError(f"sandbox: reading {args[1]} is not permitted")
         elif event in _PATH_EVENTS:
             indexes, writes = _PATH_EVENTS[event]
             for index in indexes:
                 if index < len(args) and args[index] is not None:
                     self.check_path(event, args[index], writes)
+        elif not self.network_isolated and (event in _NETWORK_EVENTS or event.startswith(_NETWORK_PREFIXES)):
+            raise PermissionError(f"sandbox: {event} is not permitted (no network namespace on this machine)")
 
 
-#: (size of sys.modules, the tripwire and its bound hook) built by prepare() in the worker
-_prepared: tuple[int, Tripwire, Any] | None = None
+def install(workdir: str, read_roots: list[str], *, network_isolated: bool) -> Tripwire:
+    """Install the hook for the rest of this process's life (audit hooks cannot be removed).
 
-
-def _drop_refused_modules() -> None:
-    """Forget loaded modules the hook refuses, so importing them again trips the import event.
-
-    (A cached ``ctypes._endian`` would otherwise be importable without one.) Whoever
-    imported them keeps its own reference: the worker's ``jail`` still calls ctypes.
+    Loaded modules the hook refuses are forgotten first, so importing them again trips
+    the import event (the worker's own ``jail`` uses ctypes; a cached ``ctypes._endian``
+    would otherwise be importable without one).
     """
     for name in [name for name in sys.modules if name.partition(".")[0] in _REFUSED_IMPORTS]:
         sys.modules.pop(name, None)
-
-
-def prepare(read_roots: list[str]) -> None:
-    """In the worker, before any fork: drop the refused modules it loaded (it uses ctypes itself)
-    and build the tripwire every run will install.
-
-    Doing both in each run cost it ~40 copy-on-write faults and ~0.1 ms: popping three
-    entries of ``sys.modules`` and building the hook object touch pages shared with the
-    worker. A run only sets its directory on the prepared tripwire. ``read_roots`` must be
-    resolved paths (the worker's are).
-    """
-    global _prepared
-    _drop_refused_modules()
-    wire = Tripwire("", read_roots, resolved=True)
-    _prepared = (len(sys.modules), wire, wire.hook)
-
-
-def install(workdir: str, read_roots: list[str], *, resolved: bool = False) -> Tripwire:
-    """Install the hook for the rest of this process's life (audit hooks cannot be removed)."""
-    prepared, size = _prepared, len(sys.modules)
-    if prepared is not None and prepared[0] == size and resolved and prepared[1].read_roots == read_roots:
-        _, wire, hook = prepared
-        wire.workdir = workdir
-    else:  # not prepared, other roots, or something was imported since prepare(): the full way
-        _drop_refused_modules()
-        wire = Tripwire(workdir, read_roots, resolved=resolved)
-        hook = wire.hook
-    sys.addaudithook(hook)
+    wire = Tripwire(workdir, read_roots, network_isolated=network_isolated)
+    sys.addaudithook(wire.hook)
     return wire

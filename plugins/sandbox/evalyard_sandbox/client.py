@@ -51,14 +51,14 @@ def _import_paths() -> list[str]:
 
 class SandboxClient:
     def __init__(self, *, slots: int, namespaces: bool = True, scratch_mb: int = 64,
-                 force_user_namespace: bool = False, **worker_settings: Any) -> None:
-        """``worker_settings``: further worker knobs, for tests (``compile_timeout_s``, ``max_compiler_deaths``)."""
+                 force_user_namespace: bool = False, restricted: bool = False) -> None:
+        """``restricted``: the worker loads the restricted policy (RestrictedPython) for its runs."""
         self.settings = {
             "slots": max(1, slots),
             "namespaces": namespaces,
             "scratch_mb": scratch_mb,
             "force_user_namespace": force_user_namespace,
-            **worker_settings,
+            "restricted": restricted,
         }
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
@@ -67,8 +67,6 @@ class SandboxClient:
         self._ids = itertools.count(1)
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=50)
         self.isolation: dict[str, Any] = {}
-        self.compiler_pid: int | None = None  # the worker's compiler at start-up (tests kill it)
-        self.native: bool | None = None  # whether the worker forks and confines runs through _native.c
 
     # -- lifecycle ----------------------------------------------------------
     def _spawn_locked(self) -> None:
@@ -77,11 +75,7 @@ class SandboxClient:
                    json.dumps(self.settings)]
         process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            close_fds=True, start_new_session=True,
-            # LD_BIND_NOW: resolve every symbol once in the worker. Lazy binding would leave the
-            # functions only children call (fork handlers, rlimits, prctl...) to be resolved again
-            # in every child, each resolution a symbol search plus a copy-on-write fault on a GOT page.
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LD_BIND_NOW": "1"},
+            close_fds=True, start_new_session=True, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
         )
         self._stderr_tail.clear()
         threading.Thread(target=self._drain_stderr, args=(process,), daemon=True,
@@ -106,8 +100,6 @@ class SandboxClient:
             process.kill()
             raise
         self.isolation = hello.get("isolation", {})
-        self.compiler_pid = hello.get("compiler_pid")
-        self.native = hello.get("native")
         return process
 
     def start(self) -> None:

@@ -9,21 +9,20 @@ per-run nonce, written only after the test code has returned normally. So:
 - a stray write to the verdict pipe lacks the nonce and marks the run as tampered.
 
 Candidate and tests get separate namespaces: the tests see the candidate's names
-(functions wrapped by the plain-data check) but the candidate cannot shadow the
-tests' builtins (``abs = lambda x: 0``) or their helpers.
+but the candidate cannot shadow the tests' builtins (``abs = lambda x: 0``).
 
-Under the restricted policy the candidate cannot reach this module, the pipe or the
-nonce at all. Under ``os_only`` it runs as unrestricted Python in this process: the
-three tricks above still fail, but a program written to find the nonce in memory
-(frame walking via ``f_back``, which CPython does not audit) could forge a pass.
-The OS layers still contain it; only the restricted policy makes the verdict itself
-unforgeable. See README.md.
+Under the default policy (``os_only``) the candidate is unrestricted Python in this
+process: the tricks above still fail, but a program written to find the nonce in
+memory (walking frames up to this module) could forge a pass. The OS layers contain
+it either way; the ``restricted`` policy also makes the verdict unforgeable, at the
+price of refusing some correct code (see policy.py and README.md).
 """
 
 from __future__ import annotations
 
 import builtins
 import json
+import linecache
 import os
 import sys
 import types
@@ -34,22 +33,14 @@ from .plain import PlainChecker, UntrustedValue
 from .testcode import PLAIN_NAME, TESTS_FILENAME, TICK_NAME, CompiledTests, compile_tests
 
 CANDIDATE_NAMESPACE = "__candidate__"
+CANDIDATE_FILENAME = "<candidate>"
 _MAX_MESSAGE = 2000
 _EARLY_EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
 #: what compiling a candidate may raise: bad syntax or a policy refusal (SyntaxError), null bytes
 #: (ValueError), huge or deeply nested code (MemoryError, RecursionError)
 COMPILE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError)
-#: what a verdict frame may say ("sandbox_error" only comes from the worker's child before the run)
-VERDICT_STATUSES = ("pass", "fail", "error", "memory", "test_error", "sandbox_error")
-
-
-_BUILTINS_SNAPSHOT: dict | None = None
-
-
-def prepare() -> None:
-    """Snapshot the builtins in the worker, before any fork (see policy.prepare for why)."""
-    global _BUILTINS_SNAPSHOT
-    _BUILTINS_SNAPSHOT = dict(vars(builtins))
+#: what a verdict frame may say ("sandbox_error" only comes from the child before the run)
+VERDICT_STATUSES = ("pass", "fail", "error", "memory", "refused", "test_error", "sandbox_error")
 
 
 def verdict_frame(nonce: str, outcome: dict) -> bytes:
@@ -87,38 +78,26 @@ def _type_name(exc: BaseException) -> str:
     return _safe_text(lambda: type.__dict__["__name__"].__get__(type(exc)), 200)
 
 
-def compile_candidate(job: dict) -> types.CodeType:
-    """The candidate's code object under the job's policy (SyntaxError, ValueError... propagate)."""
-    if job.get("policy", "restricted") == "restricted":
-        from .policy import compile_candidate as compile_restricted_candidate
-
-        return compile_restricted_candidate(job["code"])
-    return compile(job["code"], "<candidate>", "exec")
-
-
 class Harness:
     def __init__(self, job: dict, workdir: str, read_roots: list[str], tests: CompiledTests | None = None,
-                 candidate_code: types.CodeType | None = None) -> None:
+                 *, network_isolated: bool = True) -> None:
         self.job = job
         self.compiled_tests = tests
-        #: compiled by the compiler process before the run (see compiler.py); None: compile here
-        self.candidate_code = candidate_code
         self.workdir = workdir
         self.read_roots = read_roots
+        self.network_isolated = network_isolated
         self.checker = PlainChecker()
+        self.policy = None  # the restricted policy's guards, when that policy is in force
         self.ticks = 0
         #: file name -> source text, for quoting lines in tracebacks (split only then)
         self.sources = {TESTS_FILENAME: ""}
-        self.wire: audit.Tripwire | None = None
         # taken before candidate code runs: patching ``builtins.abs`` later cannot reach the tests
-        self.test_builtins = _BUILTINS_SNAPSHOT if _BUILTINS_SNAPSHOT is not None else dict(vars(builtins))
+        self.test_builtins = dict(vars(builtins))
         self.copied_names: dict[str, Any] = {}
 
     # -- reporting helpers ------------------------------------------------
     def _traceback(self, exc: BaseException) -> list[str]:
         """Frames from candidate and test code only, with their source lines."""
-        if self.wire is not None:
-            self.wire.suspended = True  # tb_frame reads are audited; this walk is the harness's own
         lines = []
         try:
             tb = exc.__traceback__
@@ -132,9 +111,6 @@ class Harness:
                 tb = tb.tb_next
         except BaseException:  # noqa: BLE001
             pass
-        finally:
-            if self.wire is not None:
-                self.wire.suspended = False
         return lines[-8:]
 
     def _outcome(self, status: str, phase: str, message: str, exc: BaseException | None = None) -> dict:
@@ -163,39 +139,51 @@ class Harness:
             return self._outcome("fail", phase, message, exc)
         return self._outcome("error", phase, f"{name}: {text}".rstrip(": "), exc)
 
-    # -- the run -------------------------------------------------------------
-    def _candidate_namespace(self, policy_name: str, stdout: Any) -> tuple[Any, dict]:
-        code = self.candidate_code if self.candidate_code is not None else compile_candidate(self.job)
-        if policy_name == "restricted":
-            from .policy import policy_for_run
+    # -- the candidate -------------------------------------------------------------
+    def _compile_candidate(self) -> types.CodeType | dict:
+        """The candidate's code object, or the verdict when it does not compile (or is refused)."""
+        source = self.job["code"]
+        try:
+            code = compile(source, CANDIDATE_FILENAME, "exec", dont_inherit=True)
+        except COMPILE_ERRORS as exc:
+            if isinstance(exc, SyntaxError):
+                where = f" (line {exc.lineno})" if exc.lineno else ""
+                return self._outcome("error", "compile", f"SyntaxError{where}: {exc.msg}")
+            return self._from_exception(exc, "compile")
+        if self.job.get("policy", "os_only") != "restricted":
+            return code
+        from .policy import Policy, compile_candidate
 
-            return code, policy_for_run(self.job.get("allowed_imports") or (), stdout)[1]
-        return code, {"__name__": CANDIDATE_NAMESPACE, "__builtins__": builtins}
+        self.policy = Policy(self.job.get("allowed_imports") or ())
+        try:
+            return compile_candidate(source)
+        except COMPILE_ERRORS as exc:  # valid Python the policy will not run: a refusal, not an error
+            self.policy.refusals.append(_safe_text(lambda: exc.msg if isinstance(exc, SyntaxError) else str(exc)))
+            return self._refused("compile")
 
-    def compile_failure(self, exc: BaseException) -> dict:
-        """The verdict for a candidate that does not compile (here or in the worker)."""
-        if isinstance(exc, SyntaxError):
-            where = f" (line {exc.lineno})" if exc.lineno else ""
-            return self._outcome("error", "compile", f"SyntaxError{where}: {exc.msg}")
-        return self._from_exception(exc, "compile")
+    def _refused(self, phase: str, outcome: dict | None = None) -> dict:
+        refusals = self.policy.refusals
+        message = f"policy refusal (restricted): {refusals[0]}"
+        refused = self._outcome("refused", phase, message)
+        refused["policy_refusals"] = refusals[:20]
+        if outcome is not None:  # what the run would have been reported as without the refusal
+            refused["outcome_without_refusal"] = {k: outcome[k] for k in ("status", "message") if k in outcome}
+        return refused
 
-    def _wrap(self, function: types.FunctionType, name: str) -> Any:
-        """The tests call this instead of the candidate's function: results must be plain data."""
-        is_plain, refuse = self.checker.is_plain, self.checker.refuse
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            inputs = [a for a in (*args, *kwargs.values()) if is_plain(a)]
-            result = function(*args, **kwargs)
-            if not is_plain(result):
-                refuse(result, f"the value returned by {name}()")
-            for value in inputs:
-                if not is_plain(value):
-                    refuse(value, f"an argument of {name}() after the call")
-            return result
-
-        call.__name__ = call.__qualname__ = name
-        call.__doc__ = function.__doc__
-        return call
+    def _candidate_globals(self) -> dict:
+        """A real module (``sys.modules[__candidate__]``): dataclasses, enum, pickle and typing
+        look a class's module up there."""
+        module = types.ModuleType(CANDIDATE_NAMESPACE)
+        sys.modules[CANDIDATE_NAMESPACE] = module
+        namespace = module.__dict__
+        if self.policy is not None:
+            self.policy.candidate_namespace(namespace, sys.stdout)
+        else:
+            namespace["__builtins__"] = builtins
+        # tracebacks, inspect.getsource and the warnings module read candidate lines from here
+        linecache.cache[CANDIDATE_FILENAME] = (len(self.job["code"]), None,
+                                               self.job["code"].splitlines(True), CANDIDATE_FILENAME)
+        return namespace
 
     def _tests_namespace(self, candidate_globals: dict, strict: bool) -> dict:
         namespace: dict[str, Any] = {}
@@ -204,8 +192,6 @@ class Harness:
             # dunder names and the restricted policy's guards stay private; builtins cannot be shadowed
             if not isinstance(name, str) or name.startswith("_") or name in shadowed:
                 continue
-            if strict and isinstance(value, types.FunctionType) and value.__globals__ is candidate_globals:
-                value = self._wrap(value, name)
             namespace[name] = value
         self.copied_names = dict(namespace)
         checker = self.checker
@@ -222,27 +208,30 @@ class Harness:
         })
         return namespace
 
+    # -- the run -------------------------------------------------------------
     def run(self) -> dict:
+        outcome = self._run()
+        if self.policy is not None and self.policy.refusals and outcome["status"] not in ("pass", "refused"):
+            return self._refused(outcome.get("phase", "candidate"), outcome)
+        return outcome
+
+    def _run(self) -> dict:
         job = self.job
         strict = bool(job.get("strict_results", True))
-        policy_name = job.get("policy", "restricted")
         entry_point = job.get("entry_point") or None
         try:
             tests = self.compiled_tests or compile_tests(job.get("tests") or "", guard_comparisons=strict)
         except SyntaxError as exc:
             return self._outcome("test_error", "compile", f"the test code does not compile: {exc}")
         self.sources[TESTS_FILENAME] = tests.source
-        self.sources["<candidate>"] = job["code"]
+        self.sources[CANDIDATE_FILENAME] = job["code"]
 
-        stdout = sys.stdout
-        try:
-            code, candidate_globals = self._candidate_namespace(policy_name, stdout)
-        except COMPILE_ERRORS as exc:
-            return self.compile_failure(exc)
-
+        code = self._compile_candidate()
+        if isinstance(code, dict):
+            return code
+        candidate_globals = self._candidate_globals()
         if job.get("audit_hook", True):
-            # the worker's paths are real: its scratch directory and standard-library roots are resolved
-            self.wire = audit.install(self.workdir, self.read_roots, resolved=True)
+            audit.install(self.workdir, self.read_roots, network_isolated=self.network_isolated)
 
         try:
             exec(code, candidate_globals)
@@ -265,8 +254,7 @@ class Harness:
             if not tests.calls_check and defined_by_tests and type(check) is types.FunctionType:
                 if entry is None:
                     return self._outcome("test_error", "tests", "the tests define check() but no entry_point is set")
-                target = namespace.get(entry_point, entry)
-                check(target)
+                check(namespace.get(entry_point, entry))
         except BaseException as exc:  # noqa: BLE001
             return self._from_exception(exc, "tests")
 
@@ -280,10 +268,10 @@ class Harness:
 
 
 def run_and_report(job: dict, workdir: str, read_roots: list[str], result_fd: int, nonce: str,
-                   tests: CompiledTests | None = None, candidate_code: types.CodeType | None = None) -> None:
+                   tests: CompiledTests | None = None, *, network_isolated: bool = True) -> None:
     """Evaluate, write the verdict, and leave at once (no atexit, no finalizers after the verdict)."""
     try:
-        outcome = Harness(job, workdir, read_roots, tests, candidate_code).run()
+        outcome = Harness(job, workdir, read_roots, tests, network_isolated=network_isolated).run()
     except MemoryError:
         outcome = {"status": "memory", "phase": "harness", "message": "MemoryError"}
     except BaseException as exc:  # noqa: BLE001 - e.g. RecursionError while reporting

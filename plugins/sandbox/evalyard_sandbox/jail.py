@@ -26,6 +26,7 @@ import os
 import platform
 import resource
 import sysconfig
+import tempfile
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -58,9 +59,6 @@ _SYSCALLS = {
 }
 
 _libc = ctypes.CDLL(None, use_errno=True)
-# Resolved now, in the worker: each child would otherwise build these function objects itself.
-_prctl = _libc.prctl
-_syscall = _libc.syscall
 
 
 def _check(result: int, what: str) -> None:
@@ -96,11 +94,11 @@ def umount2(target: str, flags: int) -> None:
 
 def pivot_root(new_root: str, put_old: str) -> None:
     number = _syscall_number("pivot_root")
-    _check(_syscall(ctypes.c_long(number), os.fsencode(new_root), os.fsencode(put_old)), "pivot_root")
+    _check(_libc.syscall(ctypes.c_long(number), os.fsencode(new_root), os.fsencode(put_old)), "pivot_root")
 
 
 def prctl(option: int, arg: int) -> None:
-    _check(_prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0),
+    _check(_libc.prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0),
                        ctypes.c_ulong(0), ctypes.c_ulong(0)), f"prctl({option})")
 
 
@@ -117,14 +115,12 @@ def drop_capabilities() -> None:
     header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3: two 32-bit data words
     data = (_CapData * 2)()
     number = _syscall_number("capset")
-    _check(_syscall(ctypes.c_long(number), ctypes.byref(header), ctypes.byref(data)), "capset")
+    _check(_libc.syscall(ctypes.c_long(number), ctypes.byref(header), ctypes.byref(data)), "capset")
 
 
 class Isolation:
     """What actually holds on this machine; sent to the client and shown in score details.
 
-    (A plain class: this module and worker.py avoid ``dataclasses``, whose import alone
-    holds ~1.5 MB of the worker's heap; see worker.py.)
     """
 
     __slots__ = ("user_namespace", "mount_jail", "network_namespace", "ipc_namespace", "run_uid_base",
@@ -148,43 +144,6 @@ class Isolation:
         report = {name: getattr(self, name) for name in self.__slots__}
         report["notes"] = list(self.notes)
         return report
-
-
-def _temp_candidates() -> list[str]:
-    """Where ``tempfile`` looks, in its order: $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp, /usr/tmp, cwd.
-    (The worker does not import ``tempfile``: it and ``shutil`` would add ~0.35 MB to every fork.)"""
-    named = [os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")]
-    try:
-        here = os.getcwd()
-    except OSError:  # the working directory was removed
-        here = os.curdir
-    return [p for p in (*named, "/tmp", "/var/tmp", "/usr/tmp", here) if p and os.path.isdir(p)]
-
-
-def _temp_base() -> str:
-    """The first temp directory candidate (what ``tempfile.gettempdir()`` picks in the usual cases)."""
-    candidates = _temp_candidates()
-    if not candidates:
-        raise FileNotFoundError("no temporary directory ($TMPDIR, $TEMP, $TMP, /tmp, /var/tmp, /usr/tmp, .)")
-    return candidates[0]
-
-
-def _make_private_dir(prefix: str) -> str:
-    """``tempfile.mkdtemp(prefix=prefix)``: a new directory, mode 0700, in the first temp directory
-    candidate that accepts one."""
-    error: OSError = FileNotFoundError("no temporary directory ($TMPDIR, $TEMP, $TMP, /tmp, /var/tmp, /usr/tmp, .)")
-    for base in _temp_candidates():
-        for _ in range(100):
-            path = os.path.join(base, prefix + os.urandom(6).hex())
-            try:
-                os.mkdir(path, 0o700)
-                return os.path.abspath(path)
-            except FileExistsError:
-                continue
-            except OSError as exc:  # not writable here: the next candidate
-                error = exc
-                break
-    raise error
 
 
 def stdlib_dirs() -> list[str]:
@@ -244,10 +203,10 @@ def _bind_read_only(source: str, target: str) -> None:
 def _build_jail(scratch_mb: int, read_only: list[str], iso: Isolation) -> None:
     """Pivot into a tmpfs root that holds read-only binds of ``read_only`` and a private /tmp."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    base = os.path.realpath(_temp_base())
+    base = os.path.realpath(tempfile.gettempdir())
     if any(p == base or p.startswith(base + "/") for p in read_only):
         # a source lives under the temp dir: build beside it instead of covering it
-        base = _make_private_dir("evalyard-sandbox-jail-")
+        base = tempfile.mkdtemp(prefix="evalyard-sandbox-jail-")
         iso.host_mountpoint = base
     # Cover the temp dir with a tmpfs in our private mount namespace only (the host sees nothing,
     # and nothing is left behind there), then build the new root as a mount point inside it.
@@ -354,11 +313,11 @@ def setup_worker(*, namespaces: bool, scratch_mb: int, uid_base: int, slots: int
         except OSError as exc:
             iso.notes.append(f"filesystem jail not built ({exc}); runs see the host filesystem")
     if not iso.mount_jail:
-        iso.scratch_dir = os.path.realpath(_make_private_dir("evalyard-sandbox-"))
+        iso.scratch_dir = os.path.realpath(tempfile.mkdtemp(prefix="evalyard-sandbox-"))
         os.chmod(iso.scratch_dir, 0o755)
     # A distinct unprivileged uid per concurrent slot: runs cannot signal, ptrace or read each other,
-    # and RLIMIT_NPROC is enforced (it is not for root). The compiler takes the uid after the slots'.
-    if os.geteuid() == 0 and not iso.user_namespace and _can_switch_uid(uid_base + slots):
+    # and RLIMIT_NPROC is enforced (it is not for root).
+    if os.geteuid() == 0 and not iso.user_namespace and _can_switch_uid(uid_base + slots - 1):
         iso.run_uid_base = uid_base
     elif os.geteuid() == 0 and not iso.user_namespace:
         iso.notes.append("could not switch to an unprivileged uid; runs keep the worker's uid")
@@ -388,12 +347,9 @@ def _vm_size_bytes(proc_fd: int | None) -> int:
     if proc_fd is None:
         return 0
     try:
-        fd = os.open(f"{os.getpid()}/statm", os.O_RDONLY, dir_fd=proc_fd)
+        fd = os.open("self/statm", os.O_RDONLY, dir_fd=proc_fd)
     except OSError:
-        try:
-            fd = os.open("self/statm", os.O_RDONLY, dir_fd=proc_fd)
-        except OSError:
-            return 0
+        return 0
     try:
         pages = int(os.read(fd, 100).split()[0])
     finally:

@@ -10,10 +10,12 @@ harness requires that
   after the call; and
 - both sides of every comparison in the test code are plain data;
 
-where *plain data* means built-in scalars and containers (exact types, nested to any
-depth), plus subclasses of them that override no special method (namedtuples,
-``class Point(tuple): pass``). Those types' comparisons and arithmetic are
-implemented by the interpreter, not by the candidate.
+where *plain data* means built-in scalars and containers (nested to any depth), their
+subclasses whose special methods were not written by the candidate or the tests
+(namedtuples, ``IntEnum`` members, ``class Point(tuple): pass``), and instances of
+library classes whose special methods the candidate has not replaced (``uuid.UUID``,
+``socket.AF_INET``). The behaviour of all of those is the interpreter's or the
+standard library's, not the candidate's.
 
 A refusal raises ``UntrustedValue``, a ``BaseException`` so that a test's own
 ``except Exception`` cannot swallow it, and is also recorded on the checker so that
@@ -26,6 +28,7 @@ import collections
 import datetime
 import decimal
 import fractions
+import types
 from typing import Any
 
 _SCALARS = frozenset({
@@ -43,9 +46,11 @@ _INERT_DUNDERS = frozenset({
     "__match_args__", "__annotations__", "__orig_bases__", "__parameters__", "__firstlineno__",
     "__static_attributes__",
 })
-#: Methods namedtuple generates; accepted only when the interpreter's library wrote them.
-_NAMEDTUPLE_DUNDERS = frozenset({"__new__", "__repr__", "__getnewargs__"})
 _CANDIDATE_FILES = ("<candidate", "<tests")
+_CANDIDATE_MODULES = frozenset({"__candidate__", "__tests__"})
+#: callables implemented in C: never the candidate's
+_C_CALLABLES = (types.BuiltinFunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
+                types.ClassMethodDescriptorType, types.MethodWrapperType)
 #: items (of any type) the id()-free walk visits before leaving the value to the general one:
 #: it bounds the walk on cycles and on heavily shared structure, which it would revisit
 _TREE_BUDGET = 100_000
@@ -55,12 +60,15 @@ class UntrustedValue(BaseException):
     """A value the verdict would depend on is not plain data."""
 
 
-def _library_function(value: Any) -> bool:
+def _scripted(value: Any) -> bool:
+    """Whether a class attribute is behaviour the candidate (or the tests) wrote."""
     if isinstance(value, (staticmethod, classmethod)):
         value = value.__func__
+    if value is None or isinstance(value, _C_CALLABLES) or not callable(value):
+        return False
     code = getattr(value, "__code__", None)
-    filename = getattr(code, "co_filename", "<candidate>")
-    return isinstance(filename, str) and not filename.startswith(_CANDIDATE_FILES)
+    filename = getattr(code, "co_filename", "<candidate>")  # a callable object: assume the worst
+    return not isinstance(filename, str) or filename.startswith(_CANDIDATE_FILES)
 
 
 class PlainChecker:
@@ -69,22 +77,21 @@ class PlainChecker:
         self._benign: dict[type, type | None] = {}
 
     def _base_of(self, kind: type) -> type | None:
-        """The built-in base whose behaviour ``kind`` keeps unchanged, or None."""
+        """The built-in base whose behaviour ``kind`` keeps unchanged (``object`` for a library
+        class: an opaque value), or None when the candidate or the tests script its behaviour."""
         if kind in self._benign:
             return self._benign[kind]
         base = None
-        if type(kind) is type:  # a custom metaclass could script comparisons of the class itself
-            for cls in kind.__mro__:
-                if cls in _BASES:
-                    base = cls
-                    break
-                overrides = [
-                    name for name, value in vars(cls).items()
-                    if name.startswith("__") and name.endswith("__") and name not in _INERT_DUNDERS
-                    and not (name in _NAMEDTUPLE_DUNDERS and _library_function(value))
-                ]
-                if overrides:
-                    break
+        for cls in kind.__mro__:
+            if cls in _BASES:
+                base = cls
+                break
+            if cls is object:  # no built-in base: only a library class is trusted, as a whole
+                base = None if kind.__module__ in _CANDIDATE_MODULES else object
+                break
+            if any(name.startswith("__") and name.endswith("__") and name not in _INERT_DUNDERS and _scripted(value)
+                   for name, value in vars(cls).items()):
+                break
         self._benign[kind] = base
         return base
 
@@ -134,7 +141,7 @@ class PlainChecker:
             base = kind if kind in _SEQUENCES or kind in _MAPPINGS else self._base_of(kind)
             if base is None:
                 return False
-            if base in _SCALARS:
+            if base in _SCALARS or base is object:
                 continue
             if id(item) in seen:
                 continue

@@ -47,11 +47,6 @@ from RestrictedPython import compile_restricted
 from RestrictedPython.Guards import safe_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES, IOPERATOR_TO_STR, RestrictingNodeTransformer
 
-try:
-    from . import _native
-except ImportError:  # not built: the Python guard serves alone
-    _native = None
-
 CANDIDATE_FILENAME = "<candidate>"
 EVAL_FILENAME = "<candidate-eval>"
 
@@ -73,9 +68,6 @@ DENIED_MEMBERS = {
 
 _FORMAT_METHODS = frozenset({"format", "format_map"})
 _MISSING = object()
-#: for the C attribute guard: names it always hands to Policy.getattr, and DENIED_MEMBERS as frozensets
-_SLOW_ATTRIBUTES = frozenset(INSPECT_ATTRIBUTES) | _FORMAT_METHODS
-_DENIED_SETS = {module: frozenset(members) for module, members in DENIED_MEMBERS.items()}
 
 
 def _located(new: ast.AST, old: ast.AST) -> ast.AST:
@@ -105,7 +97,10 @@ _STATIC_BUILTINS = _static_builtins()
 
 
 class PolicyViolation(Exception):
-    """Raised at run time when candidate code reaches for something the policy refuses."""
+    """Raised at run time when candidate code reaches for something the policy refuses
+    (where Python itself would raise another type, that type is raised instead, so the
+    candidate's own ``except ImportError`` fallbacks keep working; every refusal is also
+    recorded in ``Policy.refusals``)."""
 
 
 def _inplace(op: str, left: Any, right: Any) -> Any:
@@ -149,11 +144,18 @@ class CandidateTransformer(RestrictingNodeTransformer):
         return node
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
-        # Drop the annotation (never evaluated, so it cannot smuggle code) and keep the assignment.
+        if isinstance(node.target, ast.Name):
+            # ``x: int = 1`` / a class body's ``name: str`` (NamedTuple, dataclass, TypedDict fields):
+            # kept, so the annotation is recorded; it is an expression checked like any other.
+            self.check_name(node, node.target.id)
+            node.annotation = self.visit(node.annotation)
+            if node.value is not None:
+                node.value = self.visit(node.value)
+            return node
+        # ``self.x: int = 1``: the annotation of an attribute target is never stored; assign only
         if node.value is None:
             return _located(ast.Pass(), node)
-        assign = _located(ast.Assign(targets=[node.target], value=node.value), node)
-        return self.visit(assign)
+        return self.visit(_located(ast.Assign(targets=[node.target], value=node.value), node))
 
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
         target = node.target
@@ -206,12 +208,11 @@ def compile_candidate(source: str, filename: str = CANDIDATE_FILENAME, mode: str
 class Policy:
     """Guards and builtins for one run. Tracks the classes the candidate creates (they may be written to)."""
 
-    def __init__(self, extra_imports: list[str] | tuple[str, ...] = (), stdout: Any = None,
-                 native: bool = True) -> None:
-        """``native``: use the C attribute guard when it is built (tests compare both)."""
+    def __init__(self, extra_imports: list[str] | tuple[str, ...] = (), stdout: Any = None) -> None:
         self.allowed_imports = ALLOWED_IMPORTS | frozenset(extra_imports)
-        self.native = native and _native is not None
         self.stdout = stdout
+        #: what the policy refused during the run, in order (the harness reports them)
+        self.refusals: list[str] = []
         self.candidate_classes: set[type] = set()
         self.candidate_globals: dict[str, Any] | None = None
         self._writable_types = self._mutable_builtins()
@@ -224,6 +225,11 @@ class Policy:
         return frozenset({list, dict, bytearray, collections.deque, collections.defaultdict,
                           collections.OrderedDict, collections.Counter, array.array})
 
+    def refuse(self, kind: type[BaseException], message: str) -> BaseException:
+        """Record a refusal and return the exception to raise for it."""
+        self.refusals.append(message)
+        return kind(message)
+
     # -- attribute access ------------------------------------------------
     def _module_allowed(self, module: types.ModuleType) -> bool:
         name = getattr(module, "__name__", None)
@@ -233,31 +239,22 @@ class Policy:
         if type(name) is not str:
             raise TypeError("attribute name must be a string")
         if name.startswith("_"):
-            raise AttributeError(f'"{name}" is an invalid attribute name because it starts with "_"')
+            raise self.refuse(AttributeError, f'"{name}" is an invalid attribute name because it starts with "_"')
         if name in INSPECT_ATTRIBUTES:
-            raise AttributeError(f'"{name}" is a restricted name, forbidden in the sandbox')
+            raise self.refuse(AttributeError, f'"{name}" is a restricted name, forbidden in the sandbox')
         if name in _FORMAT_METHODS and (isinstance(obj, str) or obj is str):
             return self._safe_format_method(obj, name)
         if type(obj) is types.ModuleType and name in DENIED_MEMBERS.get(obj.__name__, ()):
-            raise PolicyViolation(f"{obj.__name__}.{name} is not available in the sandbox")
+            raise self.refuse(PolicyViolation, f"{obj.__name__}.{name} is not available in the sandbox")
         value = getattr(obj, name) if default is _MISSING else getattr(obj, name, default)
         return self.module_value(value) if isinstance(value, types.ModuleType) else value
 
     def module_value(self, value: types.ModuleType) -> types.ModuleType:
         """A module read from an attribute: handed out only if it is itself allowed."""
         if not self._module_allowed(value):
-            raise PolicyViolation(f"module {getattr(value, '__name__', '?')!r} reached through an attribute is refused")
+            raise self.refuse(PolicyViolation,
+                              f"module {getattr(value, '__name__', '?')!r} reached through an attribute is refused")
         return value
-
-    def attribute_guard(self) -> Any:
-        """What candidate code calls for ``a.b`` and ``getattr``: the C guard if built, else ``getattr``.
-
-        The C guard settles the common case (a plain public name on a non-module object or an
-        allowed member of a module) and calls this class's ``getattr`` for everything else.
-        """
-        if not self.native:
-            return self.getattr
-        return _native.attr_guard(self.getattr, _SLOW_ATTRIBUTES, _DENIED_SETS, self.module_value)
 
     def _safe_format_method(self, obj: Any, name: str) -> Any:
         # str.format walks "{0.attr}" fields with plain getattr; ours walks them through the guard.
@@ -280,25 +277,25 @@ class Policy:
     # -- imports -------------------------------------------------------------
     def import_module(self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0):
         if level != 0:
-            raise ImportError("relative imports are not allowed in the sandbox")
+            raise self.refuse(ImportError, "relative imports are not allowed in the sandbox")
         if type(name) is not str:
             raise ImportError("module name must be a string")
         top = name.partition(".")[0]
         # ``import a.b`` binds ``a``, so ``a`` must be allowed as well as ``a.b``.
         if name not in self.allowed_imports or (not fromlist and top not in self.allowed_imports):
-            raise ImportError(f"import of {name!r} is not allowed in the sandbox")
+            raise self.refuse(ImportError, f"import of {name!r} is not allowed in the sandbox")
         module = __import__(name, {}, {}, fromlist or (), 0)
         for member in fromlist or ():
             if type(member) is not str or member.startswith("_") or member == "*":
-                raise ImportError(f"cannot import {member!r} from {name!r} in the sandbox")
+                raise self.refuse(ImportError, f"cannot import {member!r} from {name!r} in the sandbox")
             if member in DENIED_MEMBERS.get(name, ()):
-                raise ImportError(f"{name}.{member} is not available in the sandbox")
+                raise self.refuse(ImportError, f"{name}.{member} is not available in the sandbox")
             value = getattr(module, member, None)
             if value is None and f"{name}.{member}" in self.allowed_imports:
                 __import__(f"{name}.{member}")
                 value = getattr(module, member, None)
             if isinstance(value, types.ModuleType) and not self._module_allowed(value):
-                raise ImportError(f"module {name}.{member} is not allowed in the sandbox")
+                raise self.refuse(ImportError, f"module {name}.{member} is not allowed in the sandbox")
         return module
 
     # -- writes ----------------------------------------------------------------
@@ -314,17 +311,17 @@ class Policy:
 
     def write_guard(self, obj: Any) -> Any:
         if not self._writable(obj):
-            raise PolicyViolation(f"cannot modify an object of type {type(obj).__name__} in the sandbox")
+            raise self.refuse(PolicyViolation, f"cannot modify an object of type {type(obj).__name__} in the sandbox")
         return obj
 
     def setattr(self, obj: Any, name: Any, value: Any) -> None:
         if type(name) is not str or name.startswith("_"):
-            raise PolicyViolation(f"cannot set attribute {name!r} in the sandbox")
+            raise self.refuse(PolicyViolation, f"cannot set attribute {name!r} in the sandbox")
         setattr(self.write_guard(obj), name, value)
 
     def delattr(self, obj: Any, name: Any) -> None:
         if type(name) is not str or name.startswith("_"):
-            raise PolicyViolation(f"cannot delete attribute {name!r} in the sandbox")
+            raise self.refuse(PolicyViolation, f"cannot delete attribute {name!r} in the sandbox")
         delattr(self.write_guard(obj), name)
 
     def inplace_item(self, obj: Any, key: Any, op: str, value: Any) -> None:
@@ -345,15 +342,14 @@ class Policy:
         self.candidate_classes.add(cls)
         return cls
 
-    @staticmethod
-    def type(obj: Any, *rest: Any) -> type:
+    def type(self, obj: Any, *rest: Any) -> type:
         if rest:
-            raise PolicyViolation("type() with three arguments is not available in the sandbox")
+            raise self.refuse(PolicyViolation, "type() with three arguments is not available in the sandbox")
         return type(obj)
 
     def restricted_eval(self, source: Any, globals: Any = None, locals: Any = None) -> Any:
         if type(source) is not str:
-            raise PolicyViolation("eval() in the sandbox accepts only a string")
+            raise self.refuse(PolicyViolation, "eval() in the sandbox accepts only a string")
         code = compile_candidate(source, EVAL_FILENAME, "eval")
         if globals is None and locals is None:
             # Like eval(), see the caller's names -- but only when the caller is candidate code.
@@ -369,60 +365,44 @@ class Policy:
                 env.update({k: v for k, v in dict(mapping).items() if type(k) is str and not k.startswith("_")})
         return eval(code, env)
 
+    def _refused_builtin(self, name: str) -> Any:
+        """Stands in for a builtin the policy withholds (``open``, ``exec``, ``globals``...): using it
+        is a recorded refusal, not a NameError the run would be blamed for."""
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            raise self.refuse(PolicyViolation, f"the builtin {name}() is not available under the restricted policy")
+
+        return refused
+
     def printer(self, _getattr_: Any = None) -> "_Printer":
         return _Printer(self)
 
     # -- the namespaces -------------------------------------------------------------
-    def builtins(self, attribute_guard: Any = None) -> dict[str, Any]:
-        names = dict(_STATIC_BUILTINS)
+    def builtins(self) -> dict[str, Any]:
+        names = {name: self._refused_builtin(name) for name in vars(builtins) if not name.startswith("_")}
+        names.update(_STATIC_BUILTINS)
         names.update({
-            "getattr": attribute_guard or self.getattr, "hasattr": self.hasattr, "setattr": self.setattr,
+            "getattr": self.getattr, "hasattr": self.hasattr, "setattr": self.setattr,
             "delattr": self.delattr, "type": self.type, "eval": self.restricted_eval,
             "__import__": self.import_module, "__build_class__": builtins.__build_class__,
         })
         return names
 
-    def candidate_namespace(self) -> dict[str, Any]:
-        guard = self.attribute_guard()
-        namespace = {
-            "__builtins__": self.builtins(guard),
-            "__name__": "__candidate__",
+    def candidate_namespace(self, namespace: dict[str, Any], stdout: Any = None) -> dict[str, Any]:
+        """Fill the candidate's module namespace with the restricted builtins and the guards."""
+        self.stdout = stdout
+        namespace.update({
+            "__builtins__": self.builtins(),
             "__metaclass__": self.build_class,
-            "_getattr_": guard,
+            "_getattr_": self.getattr,
             "_write_": self.write_guard,
             "_inplace_item_": self.inplace_item,
             "_inplace_attr_": self.inplace_attr,
             "_apply_": lambda func, *args, **kwargs: func(*args, **kwargs),
             "_print_": self.printer,
             "_restricted_eval_": self.restricted_eval,
-        }
+        })
         self.candidate_globals = namespace
         return namespace
-
-
-_prepared: tuple[Policy, dict[str, Any]] | None = None
-
-
-def prepare() -> None:
-    """Build a policy and its namespace now, in the worker, for the next forked child to take.
-
-    Building them touches ~170 builtin objects (refcounts), many of them static data in
-    libpython; doing it before the fork spares every child that many copy-on-write faults.
-    """
-    global _prepared
-    policy = Policy()
-    _prepared = (policy, policy.candidate_namespace())
-
-
-def policy_for_run(extra_imports: list[str] | tuple[str, ...] = (), stdout: Any = None) -> tuple[Policy, dict[str, Any]]:
-    """The prepared (never used) policy and namespace if they fit, else fresh ones."""
-    global _prepared
-    prepared, _prepared = _prepared, None
-    if prepared is not None and not extra_imports:
-        prepared[0].stdout = stdout
-        return prepared
-    policy = Policy(extra_imports, stdout)
-    return policy, policy.candidate_namespace()
 
 
 class _GuardedFormatter(string.Formatter):
@@ -458,6 +438,9 @@ class _Printer:
 
     def __call__(self) -> str:
         return "".join(self._kept)
+
+    def flush(self) -> None:
+        (self._policy.stdout or sys.stdout).flush()
 
     def _call_print(self, *objects: Any, **kwargs: Any) -> None:
         if kwargs.get("file") is None:

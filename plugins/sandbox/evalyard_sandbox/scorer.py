@@ -11,9 +11,10 @@ from evalyard import Case, Score, Scorer
 
 from .passk import pass_at_k
 
-LABELS = ("pass", "fail", "error", "timeout", "memory")
+#: "refused": the restricted policy would not run the program -- a scorer error, never a 0
+LABELS = ("pass", "fail", "error", "timeout", "memory", "refused")
 #: statuses that mean the platform could not judge the code: a Score.failure, never a 0
-_INFRASTRUCTURE = ("sandbox_error", "test_error")
+_INFRASTRUCTURE = ("sandbox_error", "test_error", "refused")
 
 
 @dataclass
@@ -26,15 +27,14 @@ class Config:
         "help": "pass@k values to report over metadata.samples; the score's value is pass@k[0]"})
     timeout: float = field(default=3.0, metadata={"help": "wall-clock seconds per sample (CPU limit: the next whole second)"})
     memory_mb: int = field(default=512, metadata={"help": "address space a sample may add to the worker's"})
-    policy: Literal["restricted", "os_only"] = field(default="restricted", metadata={
-        "help": "restricted: RestrictedPython policy + OS layers; os_only: any Python, OS layers alone"})
+    policy: Literal["os_only", "restricted"] = field(default="os_only", metadata={
+        "help": "os_only: any Python, contained by the OS layers; restricted: also RestrictedPython "
+                "(refuses some correct code: reported as 'refused', a scorer error)"})
     audit_hook: bool = field(default=True, metadata={
-        "help": "runtime tripwire refusing process, socket, ctypes and out-of-directory file use"})
+        "help": "runtime tripwire turning attempts to leave the sandbox (processes, signals, ctypes, files "
+                "outside the run directory) into clear errors"})
     strict_results: bool = field(default=True, metadata={
-        "help": "refuse non-plain values (always-equal objects) returned by the candidate or compared by the tests"})
-    compile_in_run: bool = field(default=False, metadata={
-        "help": "compile each candidate in its own run process instead of the worker's shared compiler "
-                "(~1 ms more per sample; see the README's threat notes)"})
+        "help": "refuse non-plain values (always-equal objects) on either side of the tests' comparisons"})
     allowed_imports: list[str] = field(default_factory=list, metadata={
         "help": "extra modules the restricted policy may import (standard library only)"})
     workers: int = field(default=0, metadata={"help": "samples run at once (0: one per CPU)"})
@@ -71,7 +71,8 @@ def _layers(isolation: dict, config: Config) -> list[str]:
         layers.append("restricted-python")
     if config.audit_hook:
         layers.append("audit-hook")
-    layers.append("compile-in-run" if config.compile_in_run else "confined-compiler")
+    if config.strict_results:
+        layers.append("plain-data")
     return layers
 
 
@@ -115,6 +116,7 @@ class PythonUnitTesting(Scorer):
                     slots=self.config.workers or os.cpu_count() or 1,
                     namespaces=self.config.namespaces,
                     scratch_mb=self.config.scratch_mb,
+                    restricted=self.config.policy == "restricted",
                 )
             return self._client
 
@@ -129,7 +131,7 @@ class PythonUnitTesting(Scorer):
         c = self.config
         return {
             "code": code, "tests": tests, "entry_point": entry_point, "policy": c.policy,
-            "audit_hook": c.audit_hook, "strict_results": c.strict_results, "compile_in_run": c.compile_in_run,
+            "audit_hook": c.audit_hook, "strict_results": c.strict_results,
             "allowed_imports": list(c.allowed_imports), "timeout": c.timeout, "memory_mb": c.memory_mb,
             "max_output_bytes": c.max_output_bytes, "max_file_bytes": c.max_file_bytes,
             "max_open_files": c.max_open_files,
@@ -187,6 +189,8 @@ class PythonUnitTesting(Scorer):
         status = result.get("status")
         details = {key: value for key, value in result.items() if key != "status"}
         details["sandbox"] = {"policy": self.config.policy, "layers": layers}
+        if status == "refused":
+            return Score(value=None, label="refused", error=result.get("message"), details=details)
         if status in _INFRASTRUCTURE or status not in LABELS:
             return Score.failure(result.get("message") or f"sandbox status {status!r}", **details)
         value = 1.0 if status == "pass" else 0.0
@@ -198,7 +202,10 @@ class PythonUnitTesting(Scorer):
                       for r in results]
         if broken:
             # one unjudgeable sample makes the estimate wrong: report, do not guess
-            return Score.failure(broken[0].get("message") or "a sample could not be run", samples=per_sample)
+            failure = Score.failure(broken[0].get("message") or "a sample could not be run", samples=per_sample)
+            if any(r.get("status") == "refused" for r in broken):
+                failure.label = "refused"
+            return failure
         n = len(results)
         c = sum(r["status"] == "pass" for r in results)
         estimates = {str(k): pass_at_k(n, c, k) for k in self.config.k if k <= n}
@@ -218,3 +225,22 @@ class PythonUnitTesting(Scorer):
         else:  # nothing passed: the most common way the samples failed
             label = max(counts, key=lambda name: (counts[name], -LABELS.index(name)))
         return Score(value=value, label=label, passed=value >= self.threshold, details=details)
+
+    # -- the corpus ----------------------------------------------------------------
+    def aggregate(self, scores: list[Score]) -> dict[str, float]:
+        """The dataset's pass@k for each configured k: the mean over the cases scored without error
+        of each case's pass@k (a case without samples counts its value for every k)."""
+        scored = [s for s in scores if s.error is None and s.value is not None]
+        result: dict[str, float] = {}
+        for k in self.config.k:
+            values = []
+            for score in scored:
+                estimates = score.details.get("pass_at_k")
+                if estimates is None:
+                    values.append(score.value)
+                elif str(k) in estimates:  # k > n has no estimate for that case
+                    values.append(estimates[str(k)])
+            if values:
+                result[f"pass@{k}"] = sum(values) / len(values)
+        result["cases_scored"] = float(len(scored))
+        return result

@@ -1,8 +1,10 @@
 """Compile the suite's test code (trusted) with two small rewrites that make its verdict honest.
 
-1. Both operands of every comparison except ``is``/``is not`` pass through the
-   plain-data check (see ``plain.py``): ``assert f(x) == y`` becomes
-   ``assert __evalyard_plain__(f(x)) == __evalyard_plain__(y)``.
+1. The operands of every comparison pass through the plain-data check (see ``plain.py``):
+   ``assert f(x) == y`` becomes ``assert __evalyard_plain__(f(x)) == __evalyard_plain__(y)``
+   -- except for ``is``/``is not`` (identity cannot be scripted) and the container of
+   ``in``/``not in`` (a candidate's own container class answers membership itself; the
+   item looked for must still be plain).
 2. Every ``assert`` counts itself when it runs -- ``assert t, m`` becomes
    ``assert (__evalyard_tick__() or t), m`` (the tick returns None, so the test's truth
    is unchanged) -- so the harness can tell "the tests ran and their assertions held"
@@ -43,6 +45,8 @@ class CompiledTests:
 
 #: nodes with no child that could hold a comparison or an assert: never queued
 _LEAVES = (ast.Constant, ast.expr_context)
+_IDENTITY = (ast.Is, ast.IsNot)
+_MEMBERSHIP = (ast.In, ast.NotIn)
 
 
 def _at(node: ast.AST, where: ast.AST) -> ast.AST:
@@ -65,6 +69,18 @@ def _calls_check(tree: ast.Module) -> bool:
     return False
 
 
+def _guard_operands(node: ast.Compare) -> None:
+    """Wrap each operand that a comparison's verdict rests on (operand i is left of ops[i], right of ops[i-1])."""
+    operands = [node.left, *node.comparators]
+    ops = node.ops
+    for i, operand in enumerate(operands):
+        as_left = i < len(ops) and not isinstance(ops[i], _IDENTITY)
+        as_right = i > 0 and not isinstance(ops[i - 1], _IDENTITY + _MEMBERSHIP)
+        if as_left or as_right:
+            operands[i] = _call(PLAIN_NAME, [operand], operand)
+    node.left, node.comparators = operands[0], operands[1:]
+
+
 def compile_tests(source: str, *, guard_comparisons: bool) -> CompiledTests:
     """Parse, rewrite and compile; a SyntaxError here is the suite's fault, not the candidate's."""
     tree = ast.parse(source, TESTS_FILENAME, "exec")
@@ -81,12 +97,11 @@ def compile_tests(source: str, *, guard_comparisons: bool) -> CompiledTests:
                 todo.append(value)
         kind = type(node)
         if kind is ast.Compare:
-            if guard_comparisons and any(not isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
-                node.left = _call(PLAIN_NAME, [node.left], node.left)
-                node.comparators = [_call(PLAIN_NAME, [c], c) for c in node.comparators]
+            if guard_comparisons:
+                _guard_operands(node)
         elif kind is ast.Assert:
             asserts += 1
             tick = _call(TICK_NAME, [], node.test)
             node.test = _at(ast.BoolOp(ast.Or(), [tick, node.test]), node.test)
-    code = compile(tree, TESTS_FILENAME, "exec")
+    code = compile(tree, TESTS_FILENAME, "exec", dont_inherit=True)
     return CompiledTests(code, source, asserts, _calls_check(tree))

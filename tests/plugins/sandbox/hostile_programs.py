@@ -2,7 +2,11 @@
 
 Placeholders filled per test: ``{MARKER}`` is a host path a payload tries to create
 (it must not exist afterwards), ``{SECRET}`` a host file whose text ``{SECRET_TEXT}``
-a payload tries to leak into its output (it must not appear in the score).
+a payload tries to leak into its output (it must not appear in the score), ``{PORT}``
+a port the test listens on at the host's 127.0.0.1 (it must accept no connection).
+Network payloads only ever try to connect: inside the run's empty network namespace
+there is nothing to reach, and the external address is TEST-NET-1 (192.0.2.0/24,
+reserved for documentation), so no traffic leaves even where the namespace is missing.
 
 Every program defines a correct ``f(x) = x + 1`` after its payload where it can, so
 a payload that is merely swallowed cannot hide behind a failing answer: the
@@ -26,8 +30,9 @@ class Hostile:
     #: the OS layers alone stop the payload but may let a correct solution pass afterwards
     may_pass_without_guards: bool = False
 
-    def render(self, marker: str, secret: str) -> str:
-        return self.code.replace("{MARKER}", repr(marker)).replace("{SECRET}", repr(secret)) + SOLUTION
+    def render(self, marker: str, secret: str, port: int = 9) -> str:
+        code = self.code.replace("{MARKER}", repr(marker)).replace("{SECRET}", repr(secret))
+        return code.replace("{PORT}", str(port)) + SOLUTION
 
 
 TOUCH = "'touch ' + {MARKER}"
@@ -105,8 +110,23 @@ PROGRAMS = [
             "eval(\"__import__('os').system(\" + repr(" + TOUCH + ") + \")\")", may_pass_without_guards=True),
     Hostile("exec_string", "introspection",
             "exec(\"__import__('os').system(\" + repr(" + TOUCH + ") + \")\")", may_pass_without_guards=True),
+    Hostile("subclasses_builtin_importer", "introspection",
+            "imp = [c for c in object.__subclasses__() if c.__name__ == 'BuiltinImporter'][0]\n"
+            "imp.load_module('posix').system(" + TOUCH + ")", may_pass_without_guards=True),
+    Hostile("frame_walk_to_os", "introspection",
+            "import sys\nframe = sys._getframe()\nwhile frame is not None:\n"
+            "    found = frame.f_globals.get('os')\n"
+            "    if found is not None and hasattr(found, 'system'):\n"
+            "        found.system(" + TOUCH + ")\n        break\n"
+            "    frame = frame.f_back", may_pass_without_guards=True),
+    Hostile("frame_walk_from_traceback", "introspection",
+            "try:\n    raise ValueError\nexcept ValueError as exc:\n    frame = exc.__traceback__.tb_frame\n"
+            "while frame is not None:\n    loader = frame.f_globals.get('__builtins__')\n"
+            "    frame = frame.f_back\n"
+            "imp = loader['__import__'] if isinstance(loader, dict) else loader.__import__\n"
+            "imp('subprocess').run(['touch', {MARKER}])"),
     Hostile("gc_object_walk", "introspection",
-            "import gc\nfor o in gc.get_objects():\n    if type(o).__name__ == 'module' and o.__name__ == 'os':\n"
+            "import gc\ngc.unfreeze()\nfor o in gc.get_objects():\n    if type(o).__name__ == 'module' and o.__name__ == 'os':\n"
             "        o.system(" + TOUCH + ")\n        break", may_pass_without_guards=True),
     # -- time ------------------------------------------------------------------------------
     Hostile("infinite_loop", "time", "while True:\n    pass"),
@@ -127,8 +147,17 @@ PROGRAMS = [
     Hostile("output_flood_once", "output", "print('x' * 10 ** 8)", may_pass_without_guards=True),
     # -- network ---------------------------------------------------------------------------
     Hostile("network_connect", "network",
-            "import socket\ns = socket.create_connection(('1.1.1.1', 53), timeout=2)\n"
+            "import socket\ns = socket.create_connection(('192.0.2.1', 53), timeout=2)\n"
             "print('CONNECTED')\nopen({MARKER}, 'w')"),
+    Hostile("network_loopback_connect", "network",
+            "import socket\ns = socket.create_connection(('127.0.0.1', {PORT}), timeout=1)\n"
+            "print('CONNECTED')\nopen({MARKER}, 'w')"),
+    Hostile("network_external_connect", "network",
+            "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\ns.settimeout(1)\n"
+            "s.connect(('192.0.2.1', 80))\nprint('CONNECTED')\nopen({MARKER}, 'w')"),
+    Hostile("network_asyncio_connect", "network",
+            "import asyncio\nasync def go():\n    await asyncio.wait_for(asyncio.open_connection('127.0.0.1', {PORT}), 1)\n"
+            "asyncio.run(go())\nprint('CONNECTED')\nopen({MARKER}, 'w')"),
     Hostile("network_resolve", "network",
             "import socket\nprint(socket.getaddrinfo('pypi.org', 443))\nopen({MARKER}, 'w')"),
     # -- other processes and the disk ------------------------------------------------------------

@@ -59,7 +59,7 @@ def test_reference_cases_agree_with_the_original_tools(sandbox, reference_code_c
     for row, score in zip(cases, scores):
         if row["kind"] == "hostile":
             # the originals: os_system -> failed, infinite_loop -> timed out, memory_bomb -> failed
-            assert score.label in ("error", "timeout", "memory"), row["id"]
+            assert score.label in ("error", "timeout", "memory", "refused"), row["id"]
             assert "HOSTILE" not in score.details.get("output", ""), row["id"]  # the payload never ran
             continue
         reference = results[row["id"]]
@@ -71,5 +71,5 @@ def test_reference_cases_agree_with_the_original_tools(sandbox, reference_code_c
     labels = {row["hostile_category"]: s.label for row, s in zip(cases, scores) if row["kind"] == "hostile"}
     if policy == "os_only":
         assert labels == {"os_system": "error", "infinite_loop": "timeout", "memory_bomb": "memory"}
-    else:  # the policy refuses ``import os`` and the ``_blob`` name before anything runs
-        assert labels == {"os_system": "error", "infinite_loop": "timeout", "memory_bomb": "error"}
+    else:  # the policy refuses ``import os`` and the ``_blob`` name: refusals, never a pass
+        assert labels == {"os_system": "refused", "infinite_loop": "timeout", "memory_bomb": "refused"}

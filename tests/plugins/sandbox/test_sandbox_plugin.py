@@ -25,7 +25,7 @@ def test_hookimpl_registers_python_unit_testing():
     assert registered == [PythonUnitTesting]
     cls = registered[0]
     assert issubclass(cls, Scorer) and cls.name == "python_unit_testing" and cls.description
-    assert cls.labels == ("pass", "fail", "error", "timeout", "memory")
+    assert cls.labels == ("pass", "fail", "error", "timeout", "memory", "refused")
     assert cls.threshold == 1.0 and cls.higher_is_better and cls.executor == "inline"
     assert all(row["help"] for row in describe_config(cls.Config))
 
@@ -113,20 +113,25 @@ def test_pass_at_k_closed_form_and_edges():
         pass_at_k(3, 1, 4)
 
 
-def test_private_temp_directories_follow_tempfile_rules(tmp_path, monkeypatch):
-    """The worker makes its scratch directory without importing tempfile (see jail.py)."""
-    from evalyard_sandbox import jail
+def test_aggregate_gives_the_dataset_pass_at_k():
+    """The corpus-level metric (called once per run with all the scorer's Scores, errors included)."""
+    from evalyard import Score
 
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    made = jail._make_private_dir("evalyard-test-")
-    assert os.path.dirname(made) == str(tmp_path) and os.stat(made).st_mode & 0o777 == 0o700
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "missing"))  # not a directory: the next candidate
-    monkeypatch.delenv("TEMP", raising=False)
-    monkeypatch.delenv("TMP", raising=False)
-    fallback = jail._make_private_dir("evalyard-test-")
-    assert os.path.dirname(fallback) == "/tmp" == jail._temp_base()
-    os.rmdir(fallback)
-    monkeypatch.setenv("TMPDIR", "/proc")  # a directory that takes no new entries, even from root
-    fallback = jail._make_private_dir("evalyard-test-")
-    assert os.path.dirname(fallback) == "/tmp"
-    os.rmdir(fallback)
+    scorer = PythonUnitTesting.__new__(PythonUnitTesting)  # aggregate needs the config, not a worker
+    scorer.config = PythonUnitTesting.make_config({"k": "1|10"})
+
+    def sampled(n: int, c: int) -> Score:
+        estimates = {str(k): pass_at_k(n, c, k) for k in (1, 10) if k <= n}
+        return Score(value=estimates["1"], label="fail", details={"n": n, "c": c, "pass_at_k": estimates})
+
+    scores = [
+        sampled(10, 3), sampled(10, 10), sampled(5, 1),  # the last has no pass@10 (k > n)
+        Score(value=1.0, label="pass", details={}),  # a single candidate: its value for every k
+        Score.failure("the test code does not compile"),  # errors are left out
+        Score(value=None, label="refused", error="policy refusal (restricted): import of 'os'"),
+    ]
+    result = scorer.aggregate(scores)
+    assert result["cases_scored"] == 4
+    assert result["pass@1"] == pytest.approx((0.3 + 1.0 + 0.2 + 1.0) / 4)
+    assert result["pass@10"] == pytest.approx((1.0 + 1.0 + 1.0) / 3)
+    assert scorer.aggregate([Score.failure("x")]) == {"cases_scored": 0}

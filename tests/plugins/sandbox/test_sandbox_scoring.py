@@ -91,41 +91,29 @@ def test_candidate_syntax_error_is_an_error_verdict(sandbox):
     assert score.label == "error" and score.value == 0.0 and score.details["message"].startswith("SyntaxError")
 
 
-@pytest.mark.parametrize("policy", ["restricted", "os_only"])
-def test_compile_verdicts_agree_whether_the_compiler_or_the_child_compiles(sandbox, policy):
-    """Small candidates go to the compiler before the fork, large ones compile in their child: same verdicts."""
-    from evalyard_sandbox.worker import MAX_COMPILER_SOURCE_BYTES
-
-    padding = "#" + "x" * 99 + "\n"
-    pad = padding * (MAX_COMPILER_SOURCE_BYTES // len(padding) + 1)  # comments only: pushes the source over the cap
+@pytest.mark.parametrize("policy", ["os_only", "restricted"])
+def test_candidates_that_do_not_compile(sandbox, policy):
     sources = {
         "syntax": "def add(a, b)\n    return a\n",
         "null-byte": "def add(a, b):\n    return a + b\x00\n",
         "nested": "x = " + "(" * 400 + "1" + ")" * 400 + "\n" + ADD,
         "fine": ADD,
+        "dunder": "def add(a, b):\n    return a.__class__.__name__ and a + b\n",
     }
-    if policy == "restricted":
-        sources["refused"] = "def add(a, b):\n    return a.__class__\n"
-    scorer = sandbox(policy=policy)
-    small = scorer.score_batch([code_case(code, "assert add(1, 2) == 3", name) for name, code in sources.items()])
-    large = scorer.score_batch([code_case(pad + code, "assert add(1, 2) == 3", name) for name, code in sources.items()])
-    in_run = sandbox(policy=policy, compile_in_run=True).score_batch(
+    scores = sandbox(policy=policy).score_batch(
         [code_case(code, "assert add(1, 2) == 3", name) for name, code in sources.items()])
-    assert len(pad) > MAX_COMPILER_SOURCE_BYTES
-    for name, a, b, c in zip(sources, small, large, in_run):
-        assert (a.label, a.value, a.error) == (b.label, b.value, b.error) == (c.label, c.value, c.error), name
-        assert a.details.get("phase") == b.details.get("phase") == c.details.get("phase"), name
-        assert a.details["message"] == c.details["message"], name
-        # the padding moves line numbers; the rest of the message is the same
-        assert re.sub(r"\d+", "N", a.details["message"]) == re.sub(r"\d+", "N", b.details["message"]), name
-        assert {"elapsed_s", "cpu_s", "output", "sandbox"} <= set(a.details), name
-    assert "confined-compiler" in small[0].details["sandbox"]["layers"]
-    assert "compile-in-run" in in_run[0].details["sandbox"]["layers"]
-    labels = {name: score.label for name, score in zip(sources, small)}
+    labels = {name: score.label for name, score in zip(sources, scores)}
     assert labels["fine"] == "pass" and labels["syntax"] == "error" and labels["null-byte"] == "error"
-    assert small[0].details["phase"] == "compile" and "expected ':'" in small[0].details["message"]
-    if policy == "restricted":
-        assert labels["refused"] == "error" and "__class__" in small[-1].details["message"]
+    assert labels["nested"] in ("pass", "error")  # the parser's nesting limit, as in plain Python
+    syntax = scores[0]
+    assert syntax.details["phase"] == "compile" and "expected ':'" in syntax.details["message"]
+    assert {"elapsed_s", "cpu_s", "output", "sandbox"} <= set(syntax.details)
+    if policy == "restricted":  # valid Python the policy will not run: a refusal, not the candidate's failure
+        refused = scores[-1]
+        assert refused.label == "refused" and refused.value is None and "__class__" in refused.error
+        assert refused.details["phase"] == "compile" and refused.details["policy_refusals"]
+    else:
+        assert labels["dunder"] == "pass"
 
 
 def test_refused_packages_the_worker_loaded_cannot_be_imported(sandbox):
@@ -186,20 +174,6 @@ def test_close_stops_the_worker_and_scoring_restarts_it():
         scorer.close()
 
 
-def test_zygote_bursts_never_outgrow_the_waiting_runs():
-    """After a small batch the worker keeps one idle zygote per slot, not a full burst."""
-    scorer = PythonUnitTesting(workers=2)
-    try:
-        cases = [code_case(ADD, "assert add(1, 2) == 3", case_id=str(i)) for i in range(3)]
-        assert [s.label for s in scorer.score_batch(cases)] == ["pass"] * 3
-        worker = scorer._client._process.pid
-        children = {int(pid) for pid in open(f"/proc/{worker}/task/{worker}/children").read().split()}
-        zygotes = children - {scorer._client.compiler_pid}
-        assert 1 <= len(zygotes) <= 2, zygotes  # a full burst would be 2 + worker.ZYGOTE_BURST
-    finally:
-        scorer.close()
-
-
 def test_a_dead_worker_gives_errors_and_the_next_batch_runs():
     scorer = PythonUnitTesting(workers=2, timeout=5.0)
     try:
@@ -228,25 +202,6 @@ def test_runs_start_in_an_empty_private_directory(sandbox):
     code = "import os, tempfile\nprint(os.listdir('.'), os.getcwd() == tempfile.gettempdir())\n" + ADD
     scores = sandbox(policy="os_only").score_batch([code_case(code, "assert add(1, 2) == 3", str(i)) for i in range(3)])
     assert [s.details["output"] for s in scores] == ["[] True\n"] * 3
-
-
-def test_runs_install_the_tripwire_the_worker_prepared(sandbox):
-    """The prepared tripwire is the one a run installs (else each run rebuilds it: ~40 faults)."""
-    code = (
-        "import os, sys\naudit = sys.modules['evalyard_sandbox.audit']\n"
-        "wire = audit._prepared[1]\nprint(wire.workdir == os.getcwd(), 'ctypes' in sys.modules)\n" + ADD
-    )
-    score = sandbox(policy="os_only").score_batch([code_case(code, "assert add(1, 2) == 3")])[0]
-    assert score.label == "pass" and score.details["output"] == "True False\n"
-
-
-def test_the_worker_image_stays_lean(sandbox):
-    """Every preloaded megabyte costs every run ~0.08 ms of CPU (fork and exit); these bulky
-    modules stay out of the worker (a run sees the worker's sys.modules as it was forked)."""
-    bulky = ("dataclasses", "inspect", "tempfile", "shutil", "hashlib", "calendar", "difflib", "statistics")
-    code = f"import sys\nprint([m for m in {bulky!r} if m in sys.modules])\n" + ADD
-    score = sandbox(policy="os_only").score_batch([code_case(code, "assert add(1, 2) == 3")])[0]
-    assert score.label == "pass" and score.details["output"] == "[]\n"
 
 
 @pytest.mark.parametrize("policy", ["restricted", "os_only"])

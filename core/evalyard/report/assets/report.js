@@ -10,8 +10,9 @@
   var N = C.id.length;
   var TEXT_KEYS = ["reasoning", "explanation", "rationale", "reason", "message", "output", "traceback", "stderr"];
   var CODE_KEYS = { output: 1, traceback: 1, stderr: 1 };
-  var GOOD = /^(yes|true|pass|passed|supported|correct|entailment|entailed|match|faithful|relevant|ok)$/i;
-  var BAD = /^(no|false|fail|failed|unsupported|incorrect|contradiction|contradicted|non match|unfaithful|irrelevant|error|timeout)$/i;
+  // Verdict words get a colour; booleans do not (output_truncated: false is no bad news).
+  var GOOD = /^(yes|pass|passed|supported|correct|entailment|entailed|match|faithful|relevant|ok)$/i;
+  var BAD = /^(no|fail|failed|unsupported|incorrect|contradiction|contradicted|non match|unfaithful|irrelevant|error|timeout)$/i;
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -178,6 +179,8 @@
     if (v === null || v === undefined) return el("span", { cls: "muted", text: "null" });
     if (typeof v === "number") return el("span", { text: fmt(v) });
     if (typeof v === "object") return textBlock(JSON.stringify(v, null, 2));
+    if (typeof v === "boolean") return el("span", { text: String(v) });
+    if (typeof v === "string" && (v.indexOf("\n") >= 0 || v.length > 160)) return textBlock(v);
     var s = el("span", { text: String(v) });
     var c = verdictClass(v); if (c) s.className = c;
     return s;
@@ -201,7 +204,8 @@
     });
     return table;
   }
-  function renderDetails(details) {
+  function renderDetails(details, depth) {
+    depth = depth || 0;
     var box = el("div", { cls: "details" });
     var keys = Object.keys(details || {});
     if (!keys.length) return box;
@@ -209,7 +213,7 @@
       if (!(k in details)) return;
       var v = details[k];
       if (Array.isArray(v) && v.every(function (x) { return typeof x !== "object"; })) v = v.join("\n");
-      if (typeof v === "string") box.appendChild(field(k, textBlock(v, CODE_KEYS[k])));
+      if (typeof v === "string" && v !== "") box.appendChild(field(k, textBlock(v, CODE_KEYS[k])));
     });
     var kv = el("table", { cls: "kv" }), rows = 0;
     keys.forEach(function (k) {
@@ -218,8 +222,8 @@
       if (shown) return;
       if (isRecordList(v)) { box.appendChild(field(k, recordTable(v))); return; }
       if (v && typeof v === "object" && !Array.isArray(v)) {
-        var inner = Object.keys(v).some(function (x) { return isRecordList(v[x]); });
-        if (inner) { box.appendChild(field(k, renderDetails(v))); return; }
+        // nested objects read as nested key/value tables, down to a depth where JSON is clearer
+        if (depth < 2) { kv.appendChild(el("tr", null, [el("th", { text: k }), el("td", null, [renderDetails(v, depth + 1)])])); rows++; return; }
       }
       var value;
       if (Array.isArray(v) && v.every(function (x) { return x === null || typeof x !== "object"; })) value = el("span", { text: v.join(", ") });

@@ -1,14 +1,11 @@
-"""The C path (``_native.c``) and the Python path confine a run identically.
-
-A candidate running with the OS layers alone inspects its own process: open
-descriptors, resource limits, uid, no-new-privileges, dumpability and working
-directory. The same checks must hold whichever path forked and confined it, and
-each run starts with freshly seeded ``random`` state, as any forked Python process does.
+"""How a run is confined, seen from inside: a candidate running with the OS layers alone
+inspects its own process -- open descriptors, resource limits, uid, no-new-privileges,
+dumpability and working directory -- and each run starts with freshly seeded ``random``
+state, as any forked Python process does.
 """
 
 from __future__ import annotations
 
-import pytest
 from sandbox_helpers import code_case
 
 INSPECT = '''
@@ -55,37 +52,9 @@ UID_CHECK
 '''
 
 
-@pytest.fixture(params=[True, False], ids=["c_path", "python_path"])
-def on_path(request):
-    """``on_path(**config)`` -> a started scorer whose worker takes the path under test (C or Python)."""
-    from evalyard_sandbox import child
-    from evalyard_sandbox.client import SandboxClient
-    from evalyard_sandbox.scorer import PythonUnitTesting
-
-    native = request.param
-    if native and child._native is None:
-        pytest.skip("the C extension evalyard_sandbox._native is not built here")
-    made = []
-
-    def make(**config):
-        scorer = PythonUnitTesting(**config)
-        scorer.close()  # replace the prestarted worker by one on the path under test
-        scorer._client = SandboxClient(slots=2, native=native)
-        made.append(scorer)
-        warm = scorer.score_batch([code_case("def f(x):\n    return x\n", "assert f(1) == 1\n", "warm")])
-        assert warm[0].label == "pass", warm[0].details
-        if native and scorer._client.isolation.get("pid_namespace_per_run"):
-            pytest.skip("runs get a PID namespace here, which only the Python path provides")
-        assert scorer._client.native is native
-        return scorer
-
-    yield make
-    for scorer in made:
-        scorer.close()
-
-
-def test_both_paths_confine_a_run_the_same_way(on_path):
-    scorer = on_path(timeout=1.5, memory_mb=256, workers=2, policy="os_only", audit_hook=False)
+def test_a_run_is_confined(sandbox):
+    scorer = sandbox(timeout=1.5, memory_mb=256, workers=2, audit_hook=False)
+    scorer.score_batch([code_case("x = 1\n", "assert x == 1\n")])  # the worker's isolation report
     base = scorer._client.isolation.get("run_uid_base")
     uid_check = (f"assert {base} <= os.getuid() < {base} + 2 and os.getgid() == os.getuid()"
                  if base is not None else "assert True")
@@ -95,8 +64,8 @@ def test_both_paths_confine_a_run_the_same_way(on_path):
         assert score.label == "pass", (score.details.get("message"), score.details.get("traceback"))
 
 
-def test_every_run_gets_fresh_random_state(on_path):
-    scorer = on_path(timeout=2.0, workers=2)
+def test_every_run_gets_fresh_random_state(sandbox):
+    scorer = sandbox(timeout=2.0, workers=2)
     code = "import random\nprint(random.getrandbits(64))\n"
     scores = scorer.score_batch([code_case(code, "assert True\n", f"r{i}") for i in range(6)])
     drawn = {score.details["output"].strip() for score in scores}
