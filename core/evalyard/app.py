@@ -35,6 +35,8 @@ class RunResult:
     #: set when the run stopped early (``max_errors``)
     error: str | None = None
     generation: dict[str, Any] | None = None
+    #: model calls, cache hits, tokens and cost (None: unknown) of the run's model-based scorers
+    usage: dict[str, Any] | None = None
     _store: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -60,21 +62,79 @@ class RunResult:
                 "cases": self.cases, "duration_s": self.duration_s, "scorers": self.scorers, "error": self.error}
         if self.generation is not None:
             data["generation"] = self.generation
+        if self.usage is not None:
+            data["usage"] = self.usage
         return data
 
 
 @dataclass
 class RunPlan:
-    """A checked run that is not stored yet: the suite, the prepared scorers and generator."""
+    """A checked run that is not stored yet: the suite, the prepared scorers and generator, and
+    the runtime (judge model, prompts, model settings) they were set up with."""
 
     suite: Suite
     scorers: list
     generator: Any = None
     name: str = ""
+    runtime: Any = None
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def scorer_names(self) -> list[str]:
         return [p.name for p in self.scorers]
+
+
+def plugin_templates(registry: Registry) -> list[tuple[str, Any, str]]:
+    """(name, text or path, plugin namespace) of every template plugins registered."""
+    return [(e.name, e.obj, e.namespace) for e in registry.prompt_templates]
+
+
+def with_prompt_scorers(registry: Registry, library) -> Registry:
+    """A copy of ``registry`` with a scorer for each template that declares one (``scorer:`` in
+    its header): namespaced ``evalyard/`` (built-in), the plugin's, or ``prompts/`` (the user's)."""
+    import copy
+
+    from .prompting.scorer import scorer_from_template
+    from .registry import Table
+
+    extended = copy.copy(registry)
+    extended.scorers = Table("scorer", dict(registry.scorers.entries))
+    for template in library.scorer_templates():
+        cls = scorer_from_template(template)
+        if template.source == "built-in":
+            namespace, plugin = "evalyard", "evalyard.prompts"
+        elif template.source.startswith("plugin "):
+            namespace = plugin = template.source[len("plugin "):]
+        else:
+            namespace, plugin = "prompts", f"prompts:{template.path}"
+        qualified = f"{namespace}/{cls.name}"
+        if qualified in extended.scorers.entries:
+            extended.scorers.entries.pop(qualified)  # a newer template of the same name replaces it
+        extended.scorers.add(cls.name, cls, plugin, namespace)
+    return extended
+
+
+def set_up(runtime, prepared: list, generator) -> None:
+    """Hand every scorer and the generator the run's runtime; a configuration that cannot
+    work is bad input, reported before anything is stored."""
+    from .errors import ConfigError
+
+    for p in prepared:
+        try:
+            p.scorer.setup(runtime)
+        except ConfigError as exc:
+            raise InputError(f"{p.spec.origin or 'scorer'}: {exc}") from None
+    if generator is not None:
+        try:
+            generator.generator.setup(runtime)
+        except ConfigError as exc:
+            raise InputError(f"--generator: {exc}") from None
+
+
+def _jsonable_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    import json
+
+    return json.loads(json.dumps(settings, default=str))
 
 
 def scorer_specs(scorers: Iterable[Any], origin: str = "scorers") -> list[ScorerSpec]:
@@ -128,9 +188,29 @@ class Application:
 
     @property
     def registry(self) -> Registry:
+        """Everything plugins registered, plus the scorers that prompt templates declare
+        (built-in, plugins' and the user's own prompt directories)."""
         if self._registry is None:
-            self._registry = build(self.host)
+            base = build(self.host)
+            self._registry = with_prompt_scorers(base, self.prompt_library(base))
         return self._registry
+
+    def prompt_library(self, registry: Registry | None = None, first_dirs: Iterable[str] = ()):
+        """The user's prompt directories (``first_dirs``, then the settings'), plugins' templates, the built-ins."""
+        from .runtime import Runtime
+
+        return Runtime(prompt_dirs=[*first_dirs, *self.settings.prompt_dirs],
+                       plugin_templates=plugin_templates(registry or self.registry)).prompts
+
+    def use_prompt_dirs(self, dirs: Iterable[str]) -> None:
+        """Put these prompt directories before the settings' (``--prompts-dir``); their
+        templates override and their scorers join the registry."""
+        import dataclasses
+
+        dirs = tuple(str(d) for d in dirs)
+        if dirs:
+            self.settings = dataclasses.replace(self.settings, prompt_dirs=dirs + self.settings.prompt_dirs)
+            self._registry = None
 
     def register_plugin(self, plugin: object, name: str, namespace: str | None = None) -> None:
         """Add an in-process plugin (tests, notebooks); undo with ``unregister_plugin``."""
@@ -192,30 +272,54 @@ class Application:
 
     # -- runs -------------------------------------------------------------------
     def plan(self, suite: Any, scorers: Iterable[Any] | None = None, *, name: str = "", executor: str | None = None,
-             generator: str | None = None, generator_config: dict[str, Any] | None = None) -> "RunPlan":
+             generator: str | None = None, generator_config: dict[str, Any] | None = None,
+             judge_model: str | None = None, use_cache: bool = True, max_cost: float | None = None,
+             concurrency: int = 4) -> "RunPlan":
         """Load and check everything a run needs (scorer names and configs, required fields,
-        executors) without touching the database: bad input raises ``evalyard.InputError``."""
+        executors, judge models and templates) without touching the database: bad input
+        raises ``evalyard.InputError``."""
         from .runner import check_required_fields, prepare_generator, prepare_scorers
 
         loaded, origins = self.load_suite(suite, name=name or None)
+        run_settings = {"judge_model": judge_model or self.settings.judge_model,
+                        "prompt_dirs": [*self.settings.prompt_dirs, *loaded.prompt_dirs],
+                        "models": loaded.models, "use_cache": use_cache, "max_cost": max_cost}
+        runtime = self.runtime(run_settings, concurrency)
+        registry = self.registry
+        if loaded.prompt_dirs:  # the suite's own templates may declare scorers too
+            registry = with_prompt_scorers(registry, runtime.prompts)
         specs = merge_scorer_choice(loaded.scorers, scorer_specs(scorers)) if scorers else loaded.scorers
-        prepared = prepare_scorers(specs, self.registry, executor)
-        prepared_generator = prepare_generator(generator, generator_config or {}, self.registry) if generator else None
+        prepared = prepare_scorers(specs, registry, executor)
+        prepared_generator = prepare_generator(generator, generator_config or {}, registry) if generator else None
+        set_up(runtime, prepared, prepared_generator)
         check_required_fields(loaded.cases, origins, prepared, prepared_generator)
-        return RunPlan(loaded, prepared, prepared_generator, name)
+        return RunPlan(loaded, prepared, prepared_generator, name, runtime, run_settings)
+
+    def runtime(self, run_settings: dict[str, Any], concurrency: int, spent: float = 0.0):
+        """A run's runtime from its settings (a resumed run: less what it has spent already)."""
+        from .runtime import Runtime
+
+        max_cost = run_settings.get("max_cost")
+        return Runtime(judge_model=run_settings.get("judge_model"), prompt_dirs=run_settings.get("prompt_dirs") or (),
+                       plugin_templates=plugin_templates(self.registry), model_settings=run_settings.get("models"),
+                       use_cache=run_settings.get("use_cache", True),
+                       max_cost=None if max_cost is None else max(0.0, max_cost - spent), concurrency=concurrency)
 
     def evaluate(self, suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
                  executor: str | None = None, generator: str | None = None,
-                 generator_config: dict[str, Any] | None = None, **options: Any) -> RunResult:
+                 generator_config: dict[str, Any] | None = None, judge_model: str | None = None,
+                 use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4,
+                 **options: Any) -> RunResult:
         """Score a suite (a file path, a ``Suite`` or a list of cases) and keep the run.
 
         Everything is checked before anything is written: bad input raises
-        ``evalyard.InputError`` and stores nothing. ``options``: ``concurrency``,
-        ``max_errors``, ``on_progress``, ``on_start`` (see ``execute``).
+        ``evalyard.InputError`` and stores nothing. ``options``: ``max_errors``,
+        ``on_progress``, ``on_start`` (see ``execute``).
         """
         plan = self.plan(suite, scorers, name=name, executor=executor, generator=generator,
-                         generator_config=generator_config)
-        return self.execute(plan, db=db, **options)
+                         generator_config=generator_config, judge_model=judge_model, use_cache=use_cache,
+                         max_cost=max_cost, concurrency=concurrency)
+        return self.execute(plan, db=db, concurrency=concurrency, **options)
 
     def execute(self, plan: "RunPlan", *, db: str | None = None, concurrency: int = 4, max_errors: int | None = None,
                 on_progress: Callable[[int], None] | None = None,
@@ -224,10 +328,14 @@ class Application:
         from .runner import Runner
 
         store = self.open_store(db)
-        runner = Runner(store, self.registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress)
+        plan.runtime.store = store  # the model layer's response cache is the run's database
+        plan.runtime.concurrency = concurrency
+        runner = Runner(store, self.registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress,
+                        runtime=plan.runtime)
         runner.check_executors(plan.scorers)
         run_id = runner.create(plan.suite, plan.scorers, generator=plan.generator, name=plan.name,
-                               source=plan.suite.source, plugin_versions=self.plugin_versions())
+                               source=plan.suite.source, plugin_versions=self.plugin_versions(),
+                               settings=_jsonable_settings(plan.settings))
         if on_start is not None:
             on_start(run_id, len(plan.suite.cases) * len(plan.scorers))
         return self._execute(runner, run_id, plan.suite.cases, plan.scorers, plan.generator, plan.suite.name)
@@ -242,17 +350,25 @@ class Application:
         if row.status == "completed":
             raise InputError(f"run {row.id} is already completed")
         origin = f"run {row.id}"
+        run_settings = row.settings or {}
+        spent = ((row.totals or {}).get("usage") or {}).get("cost") or 0.0
+        runtime = self.runtime(run_settings, concurrency, spent)
+        runtime.store = store
+        registry = with_prompt_scorers(self.registry, runtime.prompts) if run_settings.get("prompt_dirs") else \
+            self.registry
         specs = [ScorerSpec(s.get("qualified") or s["name"], s["config"], s.get("threshold"), origin=origin)
                  for s in row.scorers]
-        prepared = prepare_scorers(specs, self.registry)
+        prepared = prepare_scorers(specs, registry)
         for p, stored in zip(prepared, row.scorers):
             p.spec.name = stored["name"]  # results stay keyed by the name the run was started with
             p.executor = stored.get("executor", p.executor)
         prepared_generator = None
         if row.generator:
             prepared_generator = prepare_generator(row.generator["name"], row.generator.get("config") or {},
-                                                   self.registry)
-        runner = Runner(store, self.registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress)
+                                                   registry)
+        set_up(runtime, prepared, prepared_generator)
+        runner = Runner(store, registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress,
+                        runtime=runtime, previous_usage=(row.totals or {}).get("usage"))
         runner.check_executors(prepared)
         cases = store.run_cases(row)
         return self._execute(runner, row.id, cases, prepared, prepared_generator, store.suite_of(row).name)
@@ -268,7 +384,7 @@ class Application:
         row = runner.store.get_run(run_id)
         return RunResult(run_id=run_id, name=row.name, suite=suite_name, status=row.status, cases=len(cases),
                          duration_s=totals["duration_s"], scorers=totals["scorers"], error=error,
-                         generation=totals.get("generation"), _store=runner.store)
+                         generation=totals.get("generation"), usage=totals.get("usage"), _store=runner.store)
 
     def pending_count(self, run_id: str, db: str | None = None) -> int:
         """How many (case, scorer) results a resumed run still has to make (for progress bars)."""

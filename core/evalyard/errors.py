@@ -31,3 +31,9 @@ class PluginError(EvalyardError):
 
 class UnknownNameError(EvalyardError):
     """A scorer, generator, run or template name that does not exist."""
+
+
+class StopRun(Exception):
+    """Raised by a scorer or generator to stop the whole run cleanly, results so far kept and
+    the run resumable (a spending limit reached, a provider that refuses all work). Executors
+    and the runner let it through instead of recording it as one case's error."""

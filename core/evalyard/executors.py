@@ -24,6 +24,7 @@ import sys
 from typing import Any, Protocol
 
 from .errors import InputError
+from .errors import StopRun
 from .scoring import Case, Score, Scorer
 
 
@@ -80,6 +81,8 @@ class AsyncExecutor:
                     if cls.ascore is Scorer.ascore:  # a sync scorer asked to run here
                         return (await asyncio.to_thread(scorer.score_batch, [case]))[0]
                     return await scorer.ascore(case)
+                except StopRun:
+                    raise
                 except Exception as exc:
                     return Score.failure(exc)
 

@@ -28,6 +28,7 @@ BUILTIN_PLUGINS = (
     "evalyard.builtins.loaders",
     "evalyard.builtins.scorers",
     "evalyard.builtins.executors",
+    "evalyard.builtins.generators",
 )
 
 #: The namespace of everything the core registers itself (``evalyard/contains``).

@@ -24,6 +24,7 @@ from typing import Any, Callable, Coroutine, TypeVar
 
 from .errors import ConfigError, EvalyardError, InputError, UnknownNameError
 from .registry import Entry, Registry
+from .errors import StopRun
 from .scoring import Case, Generation, Generator, Score, Scorer
 from .suite import ScorerSpec, Suite
 from .version import __version__
@@ -144,7 +145,7 @@ def check_required_fields(cases: list[Case], origins: list[str], prepared: list[
     A missing candidate is fine when a generator will fill it."""
     requirements = [(f"scorer {p.name!r}", p.scorer.required_fields()) for p in prepared]
     if generator is not None:
-        requirements.append((f"generator {generator.entry.name!r}", tuple(type(generator.generator).requires)))
+        requirements.append((f"generator {generator.entry.name!r}", generator.generator.required_fields()))
     for case, origin in zip(cases, origins):
         for who, fields in requirements:
             for field_name in fields:
@@ -179,16 +180,27 @@ def _checked(score: Any, scorer_name: str) -> Score:
 
 
 def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine to completion from sync code, also when this thread already runs an
-    event loop (a notebook): then it runs on a fresh loop in a helper thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(make())
-    from concurrent.futures import ThreadPoolExecutor
+    """Run a coroutine to completion from sync code, on the process's one background loop.
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalyard-run") as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
+    One loop for the whole process, whoever calls (a script, a notebook with its own running
+    loop, a test): model clients (litellm) bind their connections and workers to the loop they
+    first run on. Ctrl-C in the caller cancels the run's tasks, waits for them to unwind (each
+    stage cleans up in ``finally``), then propagates.
+    """
+    from concurrent.futures import CancelledError
+
+    from .models.background import shared_loop
+
+    future = shared_loop().submit(make())
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        future.cancel()
+        try:
+            future.result(timeout=30)
+        except (CancelledError, Exception):
+            pass
+        raise
 
 
 class Runner:
@@ -196,8 +208,11 @@ class Runner:
     async scorers and generators, and batches in flight for the others."""
 
     def __init__(self, store, registry: Registry, *, concurrency: int = 4, max_errors: int | None = None,
-                 on_progress: Callable[[int], None] | None = None) -> None:
+                 on_progress: Callable[[int], None] | None = None, runtime=None,
+                 previous_usage: dict[str, Any] | None = None) -> None:
         self.store = store
+        self.runtime = runtime
+        self.previous_usage = previous_usage
         self.registry = registry
         self.concurrency = max(1, concurrency)
         self.max_errors = max_errors
@@ -217,7 +232,8 @@ class Runner:
             self.executor(p.executor).check(p.scorer)
 
     def create(self, suite: Suite, prepared: list[PreparedScorer], *, generator: PreparedGenerator | None = None,
-               name: str = "", source: str = "", plugin_versions: dict[str, str | None] | None = None) -> str:
+               name: str = "", source: str = "", plugin_versions: dict[str, str | None] | None = None,
+               settings: dict[str, Any] | None = None) -> str:
         suite_id = self.store.ensure_suite(suite)
         used = {p.entry.plugin for p in prepared} | ({generator.entry.plugin} if generator else set())
         versions = {
@@ -227,7 +243,7 @@ class Runner:
         }
         return self.store.create_run(
             suite_id, suite.cases, name=name, scorers=[p.describe() for p in prepared], versions=versions,
-            source=source or suite.source, generator=generator.describe() if generator else None,
+            source=source or suite.source, generator=generator.describe() if generator else None, settings=settings,
         )
 
     def pending(self, run_id: str, cases: list[Case], prepared: list[PreparedScorer]) -> list[tuple[PreparedScorer, list[Case]]]:
@@ -246,7 +262,10 @@ class Runner:
         started = time.perf_counter()
         self.store.set_status(run_id, "running")
         try:
-            run_sync(lambda: self._stages(run_id, cases, prepared, generator))
+            try:
+                run_sync(lambda: self._stages(run_id, cases, prepared, generator))
+            except StopRun as stop:
+                raise RunAborted(f"stopped: {stop}") from stop
         except KeyboardInterrupt:
             self.store.set_status(run_id, "interrupted")
             raise
@@ -261,6 +280,8 @@ class Runner:
                 generator.generator.close()
             for executor in self._executors.values():
                 executor.close()
+            if self.runtime is not None:
+                self.runtime.close()
         totals = self.totals(run_id, prepared, time.perf_counter() - started, generator)
         self.store.set_status(run_id, "completed", totals)
         return totals
@@ -287,6 +308,8 @@ class Runner:
             async with requests:
                 try:
                     made = await generator.generator.agenerate(case)
+                except StopRun:
+                    raise
                 except Exception as exc:  # a failed generation is recorded, never an empty candidate
                     made = Generation(error=Score.failure(exc).error)
             if isinstance(made, str):
@@ -313,6 +336,8 @@ class Runner:
                 scores = await self.executor(p.executor).score_batch(p.scorer, runnable) if runnable else []
                 if len(scores) != len(runnable):
                     raise RuntimeError(f"returned {len(scores)} scores for {len(runnable)} cases")
+            except StopRun:
+                raise
             except Exception as exc:  # a whole batch failed: record it for every case
                 scores = [Score.failure(exc) for _ in runnable]
             by_id = {c.id: s for c, s in zip(runnable, scores)}
@@ -369,6 +394,9 @@ class Runner:
                 summary["aggregate_error"] = error
             scorers[p.name] = summary
         totals: dict[str, Any] = {"duration_s": round(elapsed, 3), "scorers": scorers}
+        usage = merge_usage(self.previous_usage, self.runtime.usage() if self.runtime is not None else None)
+        if usage is not None:
+            totals["usage"] = usage
         if generator is not None:
             candidates = self.store.candidates(run_id).values()
             totals["generation"] = {"generated": sum(1 for c in candidates if c.details is not None or c.error),
@@ -389,6 +417,29 @@ class Runner:
             return clean, None
         except Exception as exc:  # recorded with the run, like a scorer error: never a fake number
             return {}, Score.failure(exc).error
+
+
+def merge_usage(before: dict[str, Any] | None, now: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A resumed run's usage: what earlier sessions spent plus this one (numbers added; a cost
+    unknown in either stays unknown only if nothing was priced)."""
+    if not before or not now:
+        return now or before
+    out = dict(now)
+    for key, value in before.items():
+        if key in ("cost", "max_cost", "by_model"):
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(now.get(key), (int, float)):
+            out[key] = now[key] + value
+    costs = [c for c in (before.get("cost"), now.get("cost")) if c is not None]
+    out["cost"] = sum(costs) if costs else None
+    out["cost_complete"] = bool(before.get("cost_complete", True) and now.get("cost_complete", True))
+    by_model = {k: dict(v) for k, v in (before.get("by_model") or {}).items()}
+    for model, numbers in (now.get("by_model") or {}).items():
+        merged = by_model.setdefault(model, {})
+        for key, value in numbers.items():
+            merged[key] = merged.get(key, 0) + value if isinstance(value, (int, float)) else value
+    out["by_model"] = by_model
+    return out
 
 
 def _python_version() -> str:

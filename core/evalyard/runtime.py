@@ -13,11 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
-
-class StopRun(Exception):
-    """Raised by a scorer or generator to stop the whole run cleanly, results so far kept and
-    the run resumable (a spending limit reached, a provider that refuses all work). Executors
-    and the runner let it through instead of recording it as one case's error."""
+from .errors import StopRun  # noqa: F401  (re-exported: scorers raise it)
 
 
 class Runtime:

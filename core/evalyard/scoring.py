@@ -12,7 +12,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .errors import ConfigError
+from .errors import ConfigError, StopRun
 
 #: The fields of a case: the one list that loaders, suites and scorers' ``requires`` check against.
 #: ``metadata.KEY`` in ``requires`` asks for one metadata key.
@@ -186,10 +186,17 @@ class Scorer:
         async def one(case: Case) -> Score:
             try:
                 return await self.ascore(case)
+            except StopRun:  # a clean stop of the whole run, not this case's error
+                raise
             except Exception as exc:
                 return Score.failure(exc)
 
         return list(await asyncio.gather(*(one(c) for c in cases)))
+
+    def setup(self, runtime: Any) -> None:
+        """Called once per run before anything is stored, with the run's ``evalyard.runtime.Runtime``
+        (judge model, prompt library, model layer). Take what the scorer needs and raise
+        ``evalyard.ConfigError`` for a configuration that cannot work. The default does nothing."""
 
     def aggregate(self, scores: list[Score]) -> dict[str, float]:
         """Corpus-level metrics over all of a run's scores for this scorer (errors included,
@@ -238,6 +245,13 @@ class Generator:
 
     def fingerprint_data(self) -> dict[str, Any]:
         return {"version": type(self).version, "config": self.config_dict()}
+
+    def setup(self, runtime: Any) -> None:
+        """As ``Scorer.setup``: called once per run before anything is stored."""
+
+    def required_fields(self) -> tuple[str, ...]:
+        """Fields each case must carry for this generator; override when the config changes them."""
+        return tuple(self.requires)
 
     def generate(self, case: Case) -> "str | Generation":
         raise NotImplementedError(f"{type(self).__name__} implements neither generate() nor agenerate()")

@@ -31,6 +31,9 @@ class Settings:
       included (``EVALYARD_BLOCK_PLUGINS``).
     - ``extra_plugins``: modules or ``.py`` files to load as plugins (``EVALYARD_EXTRA_PLUGINS``).
     - ``trace_plugins``: print every hook call to stderr (``EVALYARD_TRACE_PLUGINS=1``).
+    - ``judge_model``: the model judges use when a scorer names none (``EVALYARD_JUDGE_MODEL``).
+    - ``prompt_dirs``: the user's prompt-template directories, overriding plugins' and
+      built-in templates of the same name (``EVALYARD_PROMPTS``, ``os.pathsep``-separated).
     """
 
     home: Path | None = None
@@ -40,6 +43,8 @@ class Settings:
     block_plugins: frozenset[str] = frozenset()
     extra_plugins: tuple[str, ...] = ()
     trace_plugins: bool = False
+    judge_model: str | None = None
+    prompt_dirs: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
@@ -51,6 +56,8 @@ class Settings:
             block_plugins=_names(env.get("EVALYARD_BLOCK_PLUGINS")) or frozenset(),
             extra_plugins=tuple(sorted(_names(env.get("EVALYARD_EXTRA_PLUGINS")) or ())),
             trace_plugins=bool(env.get("EVALYARD_TRACE_PLUGINS")),
+            judge_model=env.get("EVALYARD_JUDGE_MODEL") or None,
+            prompt_dirs=tuple(d for d in (env.get("EVALYARD_PROMPTS") or "").split(os.pathsep) if d),
         )
         values.update(overrides)
         return cls(**values)

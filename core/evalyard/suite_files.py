@@ -26,7 +26,9 @@ from .registry import Registry
 from .scoring import CASE_FIELDS, Case
 from .suite import ScorerSpec, Suite
 
-SUITE_KEYS = ("name", "description", "data", "cases", "fields", "scorers", "thresholds")
+SUITE_KEYS = ("name", "description", "data", "cases", "fields", "scorers", "thresholds", "models", "prompts")
+MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "supports_schema",
+              "supports_logprobs")
 
 #: Keys people try that mean something else here: refused with the reason instead of ignored.
 REFUSED_SUITE_KEYS = {
@@ -234,5 +236,45 @@ def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
         raise InputError("the suite has no cases", path=sp, line=_line_of(doc), field="cases")
 
     scorers = _scorer_specs(doc.get("scorers"), doc.get("thresholds"), sp, _line_of(doc))
-    suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp)
+    models = _model_settings(doc.get("models"), sp, _line_of(doc))
+    prompts = doc.get("prompts") or []
+    if isinstance(prompts, str):
+        prompts = [prompts]
+    if not isinstance(prompts, list) or not all(isinstance(d, str) for d in prompts):
+        raise InputError("expected a directory or a list of directories", path=sp, line=_line_of(doc), field="prompts")
+    prompt_dirs = [str((path.parent / d).resolve()) for d in prompts]
+    for directory in prompt_dirs:
+        if not Path(directory).is_dir():
+            raise InputError(f"prompt directory {directory} does not exist", path=sp, line=_line_of(doc),
+                             field="prompts")
+    suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp, models=models,
+                  prompt_dirs=prompt_dirs)
     return suite, origins
+
+
+def _model_settings(raw: Any, path: str, line: int) -> dict[str, dict[str, Any]]:
+    """The suite's ``models:`` section: model string -> provider settings. Keys other than the
+    known settings are request parameters (``seed``, ``top_p``...)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError("expected a mapping of model string to settings", path=path, line=line, field="models")
+    out = {}
+    for model, settings in raw.items():
+        where = _line_of(settings, _line_of(raw, line))
+        if settings is None:
+            settings = {}
+        if not isinstance(model, str) or not isinstance(settings, dict):
+            raise InputError("expected settings (a mapping) for each model string", path=path, line=where,
+                             field=f"models.{model}")
+        for key in ("api_base", "api_key_env"):
+            if key in settings and not isinstance(settings[key], str):
+                raise InputError("expected text", path=path, line=where, field=f"models.{model}.{key}")
+        if "params" in settings and not isinstance(settings["params"], dict):
+            raise InputError("expected a mapping", path=path, line=where, field=f"models.{model}.params")
+        for key in ("concurrency", "rpm", "timeout"):
+            value = settings.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+                raise InputError("expected a positive number", path=path, line=where, field=f"models.{model}.{key}")
+        out[model] = dict(settings)
+    return out

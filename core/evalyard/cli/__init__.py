@@ -11,13 +11,29 @@ from __future__ import annotations
 
 import click
 
-from ..errors import EvalyardError
-from . import compare, plugin_new, plugins, report, run, runs
+from ..errors import EvalyardError, InputError
+from . import cache, compare, plugin_new, plugins, prompts, report, run, runs
 from .options import CLIError, current_app
+
+
+def _case_from_suite(spec: str) -> dict:
+    """``FILE:ID`` -> that case's fields, read by the same loaders as ``evalyard run``."""
+    path, sep, case_id = spec.rpartition(":")
+    if not sep or not path:
+        raise InputError(f"--case {spec!r}: expected FILE:ID")
+    suite, _ = current_app().load_suite(path)
+    for case in suite.cases:
+        if case.id == case_id:
+            return case.to_dict()
+    raise InputError(f"no case with id {case_id!r}", path=path)
+
 
 BUILTIN_COMMANDS = click.Group()
 for _module in (run, runs, compare, plugins, plugin_new, report):
     _module.register(BUILTIN_COMMANDS)
+prompts.register(BUILTIN_COMMANDS, load_case=_case_from_suite,
+                 library_factory=lambda dirs: current_app().prompt_library(first_dirs=dirs))
+cache.register(BUILTIN_COMMANDS)
 
 
 class EvalyardGroup(click.Group):

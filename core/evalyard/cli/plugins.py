@@ -12,11 +12,15 @@ from .options import current_app, echo_json, json_option, table
 
 @click.command()
 @json_option
-def scorers(as_json):
+@click.option("--prompts-dir", "prompts_dirs", multiple=True, type=click.Path(file_okay=False),
+              help="Also list the prompt scorers that templates in this directory declare (repeatable).")
+def scorers(as_json, prompts_dirs):
     """List scorers: name, plugin, required case fields, config fields and defaults."""
     from ..scoring import describe_config
 
-    registry = current_app().registry
+    app = current_app()
+    app.use_prompt_dirs(prompts_dirs)
+    registry = app.registry
     data = []
     for entry in registry.scorers:
         cls = entry.obj

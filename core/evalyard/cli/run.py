@@ -55,9 +55,21 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
 @click.option("--name", default="", help="A name for the run (default: its id).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Also write JUnit XML for CI: one test case per case x scorer.")
+@click.option("--judge-model", metavar="MODEL", envvar="EVALYARD_JUDGE_MODEL",
+              help="Model for judge scorers that name none (any litellm model string; env EVALYARD_JUDGE_MODEL).")
+@click.option("--model", "gen_model", metavar="MODEL",
+              help="Fill cases that have no candidate with this model's answers (the model under test).")
+@click.option("--prompt", "gen_prompt", metavar="TEMPLATE",
+              help="With --model: render this prompt template with each case instead of sending its input.")
+@click.option("--prompts-dir", "prompts_dirs", multiple=True, type=click.Path(file_okay=False),
+              help="A directory of your own prompt templates (repeatable); overrides built-in and plugin ones.")
+@click.option("--no-cache", is_flag=True, help="Call the models again instead of answering from the response cache.")
+@click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",
+              help="Stop the run cleanly (resumable) once model calls have cost this much.")
+@click.option("--verbose", "-v", is_flag=True, help="Log every model call's cache key inputs and hit or miss.")
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, generator, max_errors,
-        name, junit_path, db_url):
+        name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, no_cache, max_cost, verbose, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -65,10 +77,21 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     --max-errors; 2 bad usage or bad input (nothing is written then).
     """
     app = current_app()
+    app.use_prompt_dirs(prompts_dirs)
+    if verbose:
+        _log_model_calls()
     checks = _parse_fail_under(fail_under)
     generator_name, generator_config = _parse_generator(generator)
-    if resume_id and (scorers or suite or generator or executor):
-        raise CLIError("--resume continues a run with its own suite, scorers and generator; give only the run id")
+    if gen_prompt and not gen_model:
+        raise CLIError("--prompt renders the prompt for --model MODEL: give the model too")
+    if gen_model:
+        if generator:
+            raise CLIError("give either --model or --generator, not both")
+        generator_name = "model"
+        generator_config = {"model": gen_model, **({"prompt": gen_prompt} if gen_prompt else {})}
+    if resume_id and (scorers or suite or generator or executor or gen_model or max_cost is not None):
+        raise CLIError("--resume continues a run with its own suite, scorers, generator and limits; "
+                       "give only the run id")
     if not resume_id and not suite:
         raise CLIError("give a SUITE file, or --resume RUN_ID")
 
@@ -81,7 +104,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
                                 on_progress=progress.update)
         else:
             plan = app.plan(suite, list(scorers) or None, name=name, executor=executor, generator=generator_name,
-                            generator_config=generator_config)
+                            generator_config=generator_config, judge_model=judge_model, use_cache=not no_cache,
+                            max_cost=max_cost, concurrency=concurrency)
             unknown = [n for n, _ in checks if n not in plan.scorer_names]
             if unknown:
                 raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
@@ -124,6 +148,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         click.echo(stats_table(result.scorers))
         for line in aggregate_lines(result.scorers):
             click.echo(line)
+        if result.usage:
+            click.echo(usage_line(result.usage))
     for check in failed_checks:
         click.echo(f"FAILED: {check['scorer']} mean {check['mean']} is below {check['minimum']}", err=True)
     if too_many_errors:
@@ -134,6 +160,33 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         click.echo(f"FAILED: {result.error}. Resume with: evalyard run --resume {result.run_id}", err=True)
     if failed_checks or result.error or too_many_errors:
         sys.exit(1)
+
+
+def usage_line(usage: dict) -> str:
+    """Model calls, cache hits, tokens and cost (an unknown price is "unknown", never $0)."""
+    from ..models.usage import format_cost
+
+    return (f"model calls {usage.get('calls', 0)} ({usage.get('cache_hits', 0)} from cache, "
+            f"{usage.get('retries', 0)} retries)  tokens {usage.get('prompt_tokens', 0)} in / "
+            f"{usage.get('completion_tokens', 0)} out  cost {format_cost(usage.get('cost'), usage.get('cost_complete', True))}")
+
+
+def _log_model_calls() -> None:
+    """--verbose: each model call's cache key inputs and whether the cache answered it, on stderr."""
+    import json
+    import logging
+
+    class KeyInputs(logging.Formatter):
+        def format(self, record):
+            inputs = getattr(record, "key_inputs", None)
+            text = super().format(record)
+            return f"{text}\n  key inputs: {json.dumps(inputs, ensure_ascii=False, default=str)}" if inputs else text
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(KeyInputs("evalyard: %(message)s"))
+    logger = logging.getLogger("evalyard.models")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
 
 
 def aggregate_lines(scorers: dict) -> list[str]:

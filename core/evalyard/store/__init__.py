@@ -164,11 +164,12 @@ class Store:
     def create_run(
         self, suite_id: int, cases: list[Case], *, name: str, scorers: list[dict[str, Any]],
         versions: dict[str, Any], source: str, generator: dict[str, Any] | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> str:
         run_id = uuid.uuid4().hex[:12]
         with Session(self.engine) as session:
             session.add(RunRow(id=run_id, name=name or run_id, suite_id=suite_id, scorers=scorers,
-                               versions=versions, source=source, generator=generator))
+                               versions=versions, source=source, generator=generator, settings=settings))
             session.flush()
             session.execute(
                 insert(CandidateRow), [{"run_id": run_id, "case_id": c.id, "text": c.candidate} for c in cases]

@@ -56,6 +56,8 @@ class RunRow(SQLModel, table=True):
     totals: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
     #: the generator that filled missing candidates (name, config, fingerprint), if any
     generator: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
+    #: judge model, prompt directories, provider settings and spending limit, for --resume
+    settings: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = Field(default_factory=utcnow, index=True)
     finished_at: Optional[datetime] = None
 
