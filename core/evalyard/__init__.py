@@ -11,7 +11,7 @@ and the Python API::
     print(run.summary["exact_match"]["mean"])
 """
 
-from .api import compare, evaluate, resume
+from .api import compare, evaluate, register_prompt_scorer, resume
 from .errors import ConfigError, EvalyardError, InputError, PluginError, UnknownNameError
 from .hookspecs import hookimpl
 from .scoring import Case, Generation, Generator, Score, Scorer
@@ -48,6 +48,7 @@ __all__ = [
     "compare",
     "evaluate",
     "hookimpl",
+    "register_prompt_scorer",
     "resume",
     "__version__",
 ]

@@ -42,3 +42,17 @@ def compare(base: str, new: str, *, db: str | None = None, top: int = 5,
     """Compare run ``new`` against run ``base`` case by case: per-scorer mean deltas with a paired
     bootstrap interval, wins/losses/ties, regressions, aggregate deltas and fingerprint changes."""
     return _app(app).compare(base, new, db=db, top=top)
+
+
+def register_prompt_scorer(name: str, *, template: Any, answer: Any = None, app: "Application | None" = None,
+                           **options: Any) -> type:
+    """A prompt scorer made from a template, without writing a class: ``template`` is a library
+    name (``correctness``), a ``.jinja`` path, or Jinja2 text (then say the ``answer`` shape:
+    ``"binary"``, ``{"kind": "score", "range": [1, 5]}``...). ``options`` set the scorer's
+    defaults (``model``, ``samples``, ``logprobs``...). Registered in ``app`` when given;
+    otherwise pass the returned class in ``evaluate(..., scorers=[cls])``."""
+    if app is not None:
+        return app.register_prompt_scorer(name, template=template, answer=answer, **options)
+    from .prompting.scorer import register_prompt_scorer as build
+
+    return build(name, template=template, answer=answer, **options)

@@ -178,6 +178,7 @@ class Application:
         self._host: PluginHost | None = None
         self._registry: Registry | None = None
         self._commands = None
+        self._python_scorers: list[type] | None = None
 
     # -- plugins -----------------------------------------------------------
     @property
@@ -216,6 +217,42 @@ class Application:
         """Add an in-process plugin (tests, notebooks); undo with ``unregister_plugin``."""
         self.host.register(plugin, name, namespace)
         self._registry = None
+
+    def register_scorer(self, cls: type) -> str:
+        """Make a scorer class usable in this application (namespace ``python``); returns its
+        qualified name. ``evaluate`` does this for classes given in ``scorers``."""
+        if self._python_scorers is None:
+            from .hookspecs import hookimpl
+
+            classes: list[type] = []
+
+            class PythonScorers:
+                @hookimpl
+                def register_scorers(self, register):
+                    for registered in classes:
+                        register(registered)
+
+            self.register_plugin(PythonScorers(), name="python")
+            self._python_scorers = classes
+        if cls not in self._python_scorers:
+            self._python_scorers.append(cls)
+            self._registry = None
+        return f"python/{cls.name}"
+
+    def _selectable_name(self, cls: type) -> str:
+        """Register a scorer class given in ``scorers=`` and name it the way a user would: bare if unique."""
+        qualified = self.register_scorer(cls)
+        return cls.name if self.registry.scorers.entry(qualified).name in self.registry.scorers and \
+            self.registry.scorers.display_name(self.registry.scorers.entry(qualified)) == cls.name else qualified
+
+    def register_prompt_scorer(self, name: str, *, template: Any, answer: Any = None, **options: Any) -> type:
+        """A prompt scorer from a template (a library name, a ``.jinja`` path, or template text with
+        ``answer=``), registered in this application; returns the class."""
+        from .prompting.scorer import register_prompt_scorer
+
+        cls = register_prompt_scorer(name, template=template, answer=answer, **options)
+        self.register_scorer(cls)
+        return cls
 
     def unregister_plugin(self, name: str) -> None:
         self.host.unregister(name)
@@ -281,6 +318,11 @@ class Application:
         from .runner import check_required_fields, prepare_generator, prepare_scorers
 
         loaded, origins = self.load_suite(suite, name=name or None)
+        if scorers:  # scorer classes given from Python join this application first
+            from .scoring import Scorer
+
+            scorers = [self._selectable_name(s) if isinstance(s, type) and issubclass(s, Scorer) else s
+                       for s in scorers]
         run_settings = {"judge_model": judge_model or self.settings.judge_model,
                         "prompt_dirs": [*self.settings.prompt_dirs, *loaded.prompt_dirs],
                         "models": loaded.models, "use_cache": use_cache, "max_cost": max_cost}

@@ -23,8 +23,7 @@ import os
 import sys
 from typing import Any, Protocol
 
-from .errors import InputError
-from .errors import StopRun
+from .errors import BatchStopped, InputError, StopRun
 from .scoring import Case, Score, Scorer
 
 
@@ -75,18 +74,26 @@ class AsyncExecutor:
         if cls.ascore is Scorer.ascore and cls.ascore_batch is not Scorer.ascore_batch:
             return await scorer.ascore_batch(cases)
 
-        async def one(case: Case) -> Score:
+        stops: list[StopRun] = []
+
+        async def one(case: Case) -> Score | None:
             async with requests:
+                if stops:  # the run is stopping: start nothing new
+                    return None
                 try:
                     if cls.ascore is Scorer.ascore:  # a sync scorer asked to run here
                         return (await asyncio.to_thread(scorer.score_batch, [case]))[0]
                     return await scorer.ascore(case)
-                except StopRun:
-                    raise
+                except StopRun as stop:
+                    stops.append(stop)
+                    return None
                 except Exception as exc:
                     return Score.failure(exc)
 
-        return list(await asyncio.gather(*(one(c) for c in cases)))
+        scores = list(await asyncio.gather(*(one(c) for c in cases)))
+        if stops:  # keep what finished: the runner records it, then stops the run
+            raise BatchStopped(stops[0], scores)
+        return scores
 
     def close(self) -> None:
         pass

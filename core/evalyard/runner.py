@@ -22,9 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Coroutine, TypeVar
 
-from .errors import ConfigError, EvalyardError, InputError, UnknownNameError
+from .errors import BatchStopped, ConfigError, EvalyardError, InputError, StopRun, UnknownNameError
 from .registry import Entry, Registry
-from .errors import StopRun
 from .scoring import Case, Generation, Generator, Score, Scorer
 from .suite import ScorerSpec, Suite
 from .version import __version__
@@ -328,21 +327,27 @@ class Runner:
                 task.cancel()
 
     async def _score(self, run_id: str, work: list[tuple[PreparedScorer, list[Case]]]) -> None:
-        async def run_batch(p: PreparedScorer, batch: list[Case]) -> tuple[PreparedScorer, list[Case], list[Any], float]:
+        async def run_batch(p: PreparedScorer, batch: list[Case]):
             t0 = time.perf_counter()
             # A case whose candidate could not be generated cannot be scored on it: an error, not a 0.
             runnable = [c for c in batch if c.candidate is not None or "candidate" not in p.scorer.required_fields()]
+            stop = None
             try:
                 scores = await self.executor(p.executor).score_batch(p.scorer, runnable) if runnable else []
                 if len(scores) != len(runnable):
                     raise RuntimeError(f"returned {len(scores)} scores for {len(runnable)} cases")
+            except BatchStopped as stopped:  # keep the cases that finished before the stop
+                scores, stop = stopped.scores, stopped.stop
             except StopRun:
                 raise
             except Exception as exc:  # a whole batch failed: record it for every case
                 scores = [Score.failure(exc) for _ in runnable]
             by_id = {c.id: s for c, s in zip(runnable, scores)}
+            if stop is not None:
+                kept = [(c, by_id[c.id]) for c in runnable if by_id.get(c.id) is not None]
+                return p, [c for c, _ in kept], [s for _, s in kept], time.perf_counter() - t0, stop
             ordered = [by_id.get(c.id) or Score.failure("no candidate: its generation failed") for c in batch]
-            return p, batch, ordered, time.perf_counter() - t0
+            return p, batch, ordered, time.perf_counter() - t0, None
 
         tasks = []
         for p, todo in work:
@@ -351,9 +356,11 @@ class Runner:
                 tasks.append(asyncio.ensure_future(run_batch(p, todo[start:start + size])))
         try:
             for next_done in asyncio.as_completed(tasks):
-                p, batch, scores, elapsed = await next_done
+                p, batch, scores, elapsed, stop = await next_done
                 self._record(run_id, p, batch, scores, elapsed)
                 self.on_progress(len(batch))
+                if stop is not None:
+                    raise stop
                 if self.max_errors is not None and self.errors > self.max_errors:
                     raise RunAborted(f"stopped after {self.errors} errors (--max-errors {self.max_errors})")
         finally:

@@ -34,6 +34,9 @@ class PromptScorer(Scorer):
     library) or ``template`` (a parsed template), and optionally ``answer``."""
 
     executor: ClassVar[str] = "async"
+    # Small batches: results are written batch by batch, and a judged case is slow, so an
+    # interrupted run keeps nearly every finished judgement as a result (and all as cache).
+    batch_size: ClassVar[int] = 8
     template_name: ClassVar[str] = ""
     template: ClassVar[PromptTemplate | None] = None
     answer: ClassVar[AnswerShape | None] = None
