@@ -119,7 +119,13 @@ class Browser:
         self.urls: list[str] = []
 
     def open(self, url: str) -> None:
+        """Load a page and wait until its script has built the case table (large pages
+        unpack their data asynchronously)."""
+        from selenium.webdriver.support.ui import WebDriverWait
+
         self.driver.get(url)
+        WebDriverWait(self.driver, 30).until(lambda d: d.execute_script(
+            "return !document.getElementById('evalyard-data') || document.body.hasAttribute('data-ready')"))
 
     def reset(self) -> None:
         """Forget what earlier tests logged."""

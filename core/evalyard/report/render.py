@@ -4,6 +4,7 @@ share these templates and assets)."""
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import math
@@ -105,6 +106,21 @@ def render_page(template: str, nav: list[tuple[str, str]] | None = None, **conte
         generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), **context)
 
 
+#: Above this much JSON the page carries it gzipped and base64-encoded (a fifth of the size
+#: for typical text, see benchmarks/RESULTS.md; level 3 packs nearly as tight as the default
+#: level at a fraction of its time); smaller pages keep it as plain text anyone can read or grep.
+COMPRESS_ABOVE = 1 << 20
+
+
+def data_element(data: Any, compress_above: int = COMPRESS_ABOVE) -> str:
+    """The <script> element that carries the page's data, gzipped and base64-encoded when large."""
+    text = embed_json(data)
+    if len(text) <= compress_above:
+        return f'<script type="application/json" id="evalyard-data">{text}</script>'
+    packed = base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=3, mtime=0)).decode("ascii")
+    return f'<script type="application/octet-stream" id="evalyard-data" data-encoding="gzip-base64">{packed}</script>'
+
+
 def render_report(gathered: dict[str, Any], compare: dict[str, Any] | None = None,
                   nav: list[tuple[str, str]] | None = None) -> str:
     from markupsafe import Markup
@@ -114,4 +130,4 @@ def render_report(gathered: dict[str, Any], compare: dict[str, Any] | None = Non
         table["base"] = compare["table"]
     compare_view = {k: v for k, v in compare.items() if k != "table"} if compare else None
     return render_page("report.html.j2", nav=nav, h=gathered["header"], scorers=gathered["scorers"],
-                       compare=compare_view, data_json=Markup(embed_json(table)))
+                       compare=compare_view, data_element=Markup(data_element(table)))
