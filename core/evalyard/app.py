@@ -439,6 +439,6 @@ class Application:
     def compare(self, base: str, new: str, *, db: str | None = None, top: int = 5) -> dict[str, Any]:
         """Case-by-case comparison of two runs (see ``evalyard.compare``); ``fingerprint_changes``
         lists scorers whose fingerprints differ."""
-        from .compare import compare_runs
+        from .comparison import compare_runs
 
         return compare_runs(self.open_store(db), base, new, top=top)
