@@ -17,23 +17,38 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path, monkeypatch):
-    """Point EVALYARD_HOME at a temp dir so no test touches the user's database."""
+    """Point EVALYARD_HOME at a temp dir so no test touches the user's database, and load no
+    installed entry-point plugins unless a test asks for them (``installed_plugins``)."""
     home = tmp_path / "evalyard-home"
     monkeypatch.setenv("EVALYARD_HOME", str(home))
     monkeypatch.delenv("EVALYARD_DB", raising=False)
+    for variable in ("EVALYARD_BLOCK_PLUGINS", "EVALYARD_EXTRA_PLUGINS", "EVALYARD_TRACE_PLUGINS"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "")
     return home
 
 
 @pytest.fixture
-def scripted_plugin():
-    """Register the scripted test scorers as a plugin; unregister afterwards."""
+def installed_plugins(monkeypatch):
+    """Load the installed entry-point plugins (lexicon, embedding, sandbox ...) as users get them."""
+    monkeypatch.delenv("EVALYARD_LOAD_PLUGINS", raising=False)
+
+
+@pytest.fixture
+def app(isolated_home):
+    """A fresh application for this test, configured from the (isolated) environment."""
+    from evalyard import Application
+
+    return Application()
+
+
+@pytest.fixture
+def scripted_plugin(app):
+    """The application with the scripted test scorers registered as a plugin."""
     import scripted_scorers
 
-    from evalyard import plugins
-
-    plugins.register_plugin(scripted_scorers, name="scripted_scorers")
-    yield scripted_scorers
-    plugins.unregister_plugin("scripted_scorers")
+    app.register_plugin(scripted_scorers, name="scripted_scorers")
+    return app
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from evalyard import Case, Score, Scorer, hookimpl
+from evalyard import Case, Generation, Generator, Score, Scorer, hookimpl
 
 
 def _play(case: Case) -> Score:
@@ -76,7 +76,66 @@ class NeedsReference(Scorer):
         return Score(value=float(case.reference == case.candidate))
 
 
+class InFlight(Scorer):
+    """Counts its own requests in flight (``ascore`` calls), to check the runner's request limit."""
+
+    name = "in_flight"
+    executor = "async"
+    batch_size = 64
+    now = peak = 0  # class-level: one run's scorer instance and the test read the same numbers
+
+    async def ascore(self, case: Case) -> Score:
+        cls = type(self)
+        cls.now += 1
+        cls.peak = max(cls.peak, cls.now)
+        try:
+            await asyncio.sleep(0.001)
+        finally:
+            cls.now -= 1
+        return Score(value=1.0)
+
+
+class PassRate(Scorer):
+    """A scorer with a corpus-level metric: the micro pass rate over all scored cases."""
+
+    name = "pass_rate"
+    threshold = 0.5
+
+    def score(self, case: Case) -> Score:
+        return _play(case)
+
+    def aggregate(self, scores: list[Score]) -> dict[str, float]:
+        scored = [s for s in scores if s.error is None]
+        if not scored:
+            raise ValueError("nothing scored")
+        return {"micro_pass": sum(bool(s.passed) for s in scored) / len(scored), "scored": len(scored)}
+
+
+class Echo(Generator):
+    """A deterministic generator: the candidate is the input upper-cased; "fail" in the input fails."""
+
+    name = "echo"
+
+    @dataclass
+    class Config:
+        suffix: str = ""
+        delay: float = 0.0
+
+    async def agenerate(self, case: Case) -> Generation:
+        if self.config.delay:
+            await asyncio.sleep(self.config.delay)
+        if "fail" in case.input:
+            raise RuntimeError(f"cannot generate for {case.id}")
+        return Generation(text=case.input.upper() + self.config.suffix, details={"model": "echo-1"},
+                          usage={"tokens_out": len(case.input.split())})
+
+
 @hookimpl
 def register_scorers(register):
-    for cls in (Scripted, ScriptedAsync, ScriptedProcess, NeedsReference):
+    for cls in (Scripted, ScriptedAsync, ScriptedProcess, NeedsReference, InFlight, PassRate):
         register(cls)
+
+
+@hookimpl
+def register_generators(register):
+    register(Echo)

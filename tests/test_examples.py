@@ -8,8 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from evalyard.cli import cli
-from evalyard.registry import get_registry
 from testutil import ROOT
+
+pytestmark = pytest.mark.usefixtures("installed_plugins")
 
 
 def run_example(name):
@@ -19,7 +20,10 @@ def run_example(name):
 
 
 def needs(*scorers):
-    missing = [s for s in scorers if s not in get_registry().scorers]
+    from evalyard import Application
+
+    registry = Application().registry
+    missing = [s for s in scorers if s not in registry.scorers]
     if missing:
         pytest.skip(f"plugins for {', '.join(missing)} are not installed")
 

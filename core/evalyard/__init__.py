@@ -3,27 +3,52 @@
 Everything a plugin author needs is importable from here::
 
     from evalyard import hookimpl, Scorer, Case, Score
+
+and the Python API::
+
+    import evalyard
+    run = evalyard.evaluate("suite.yaml", scorers=["exact_match"])
+    print(run.summary["exact_match"]["mean"])
 """
 
+from .api import compare, evaluate, register_prompt_scorer, resume
 from .errors import ConfigError, EvalyardError, InputError, PluginError, UnknownNameError
 from .hookspecs import hookimpl
-from .scoring import Case, Generator, Score, Scorer
+from .scoring import Case, Generation, Generator, Score, Scorer
+from .settings import Settings
 from .suite import ScorerSpec, Suite
+from .version import __version__
 
-__version__ = "0.1.0"
+
+def __getattr__(name: str):
+    # The application pulls in the plugin machinery: loaded only when asked for.
+    if name in ("Application", "RunResult"):
+        from . import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module 'evalyard' has no attribute {name!r}")
+
 
 __all__ = [
+    "Application",
     "Case",
     "ConfigError",
     "EvalyardError",
+    "Generation",
     "Generator",
     "InputError",
     "PluginError",
+    "RunResult",
     "Score",
     "Scorer",
     "ScorerSpec",
+    "Settings",
     "Suite",
     "UnknownNameError",
+    "compare",
+    "evaluate",
     "hookimpl",
+    "register_prompt_scorer",
+    "resume",
     "__version__",
 ]

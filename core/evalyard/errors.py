@@ -31,3 +31,18 @@ class PluginError(EvalyardError):
 
 class UnknownNameError(EvalyardError):
     """A scorer, generator, run or template name that does not exist."""
+
+
+class StopRun(Exception):
+    """Raised by a scorer or generator to stop the whole run cleanly, results so far kept and
+    the run resumable (a spending limit reached, a provider that refuses all work). Executors
+    and the runner let it through instead of recording it as one case's error."""
+
+
+class BatchStopped(StopRun):
+    """A ``StopRun`` that happened part-way through a batch: ``scores`` holds the finished cases'
+    scores (None where a case did not finish), so the runner keeps them before it stops."""
+
+    def __init__(self, stop: StopRun, scores: list) -> None:
+        super().__init__(str(stop))
+        self.stop, self.scores = stop, scores

@@ -1,8 +1,10 @@
 """Hook specifications: the whole contract between evalyard and its plugins.
 
 Collection hooks hand the plugin a ``register`` callback instead of asking for a
-return value, so the host can stamp which plugin registered what, refuse
-duplicate names with an error naming both plugins, and validate types.
+return value: the core calls each plugin's implementation with its own callback,
+so it can stamp which plugin registered what (``plugin/name``), refuse a name
+registered twice by the same plugin, and validate types. Each hook is documented
+in the README's hook table; a test keeps the two in step.
 """
 
 import pluggy
@@ -18,7 +20,7 @@ def register_scorers(register):
 
 @hookspec
 def register_generators(register):
-    """Register generator classes: ``register(MyGenerator)`` for each ``evalyard.Generator``."""
+    """Register generator classes: ``register(MyGenerator)`` for each ``evalyard.Generator`` subclass."""
 
 
 @hookspec
@@ -30,9 +32,17 @@ def register_prompt_templates(register):
 def register_loaders(register):
     """Register case-file loaders: ``register(".ext", load_function)``.
 
-    ``load_function(path, field_map) -> list[Case]`` raises ``evalyard.InputError``
-    naming file, line and field on bad input. JSONL, CSV and YAML are built-ins.
+    ``load_function(path, field_map)`` returns a list of ``evalyard.Case``, or a pair
+    ``(cases, origins)`` where ``origins[i]`` is ``"file:line"`` of case i (so later
+    checks can name the line). It raises ``evalyard.InputError`` naming file, line
+    and field on bad input. JSONL, JSON and CSV are built-ins.
     """
+
+
+@hookspec
+def register_executors(register):
+    """Register executors: ``register(name, factory)``; ``factory(concurrency)`` returns an
+    ``evalyard.executors.Executor`` (where scorer batches run: threads, processes, a cluster)."""
 
 
 @hookspec

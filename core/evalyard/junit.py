@@ -91,7 +91,7 @@ def run_junit(store, run_ref: str, *, compare_with: str | None = None) -> ET.Ele
     comparison = None
     base_values: dict[str, dict[str, float | None]] = {}
     if compare_with:
-        from .compare import compare_runs
+        from .comparison import compare_runs
 
         base = store.get_run(compare_with)
         comparison = compare_runs(store, base.id, run.id, top=0)

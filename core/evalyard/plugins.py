@@ -1,14 +1,10 @@
-"""Plugin loading: built-ins and entry-point plugins go through the same pluggy manager.
+"""Plugin loading: the core's built-ins and installed plugins go through one pluggy manager.
 
-Environment variables control what loads:
-
-- ``EVALYARD_LOAD_PLUGINS``: comma-separated allow-list of entry-point plugin
-  names. When set (even to an empty string) only those load; built-ins always load.
-- ``EVALYARD_BLOCK_PLUGINS``: comma-separated names never to load (built-ins included).
-- ``EVALYARD_EXTRA_PLUGINS``: comma-separated modules (``pkg.module``) or Python
-  files (``./my_scorers.py``) to load as plugins without packaging them: a custom
-  scorer can be one file.
-- ``EVALYARD_TRACE_PLUGINS=1``: print every hook call to stderr.
+A ``PluginHost`` belongs to one application (no module-level manager): it registers the
+core's built-in plugins, then the installed plugins of the ``evalyard`` entry-point group,
+then extra modules or files named in the settings, and checks that every hook
+implementation matches a specification. Which plugins load is decided by the
+application's ``Settings`` (allow-list, block-list, extras, tracing).
 """
 
 from __future__ import annotations
@@ -17,151 +13,190 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass, field
+from typing import Any, Iterable
 
 import pluggy
 
 from . import hookspecs
 from .errors import PluginError
+from .settings import Settings
 
 ENTRY_POINT_GROUP = "evalyard"
 
 #: Parts of the core that are plugins like any other (they use the same hooks).
-DEFAULT_PLUGINS = (
+BUILTIN_PLUGINS = (
     "evalyard.builtins.loaders",
     "evalyard.builtins.scorers",
+    "evalyard.builtins.executors",
+    "evalyard.builtins.generators",
 )
+
+#: The namespace of everything the core registers itself (``evalyard/contains``).
+CORE_NAMESPACE = "evalyard"
 
 
 @dataclass
 class PluginInfo:
+    """One loaded plugin: its manager name, the namespace of what it registers, and where it came from."""
+
     name: str
+    namespace: str
     version: str | None
     distribution: str | None
     builtin: bool
     hooks: list[str] = field(default_factory=list)
 
 
-_pm: pluggy.PluginManager | None = None
-_info: dict[str, PluginInfo] = {}
+class PluginHost:
+    """The plugin manager of one application, with what is known about each plugin."""
 
+    def __init__(self, settings: Settings, plugins: Iterable[tuple[str, object]] = ()) -> None:
+        self.settings = settings
+        self.pm = pluggy.PluginManager("evalyard")
+        self.pm.add_hookspecs(hookspecs)
+        self._info: dict[str, PluginInfo] = {}
+        for name in settings.block_plugins:
+            self.pm.set_blocked(name)
+        for module_name in BUILTIN_PLUGINS:
+            if module_name not in settings.block_plugins:
+                self._add(importlib.import_module(module_name), module_name,
+                          PluginInfo(module_name, CORE_NAMESPACE, None, "evalyard", builtin=True))
+        if settings.entry_points:
+            self._load_entry_points()
+        for spec in settings.extra_plugins:
+            if spec not in settings.block_plugins and not self.pm.has_plugin(spec):
+                namespace = os.path.splitext(os.path.basename(spec))[0] if spec.endswith(".py") else spec
+                self._add(_import_extra(spec), spec, PluginInfo(spec, namespace, None, None, builtin=False))
+        for name, plugin in plugins:
+            self.register(plugin, name)
+        self.check()
+        if settings.trace_plugins:
+            self.pm.trace.root.setwriter(sys.stderr.write)
+            self.pm.enable_tracing()
 
-def _names_from_env(variable: str) -> set[str] | None:
-    raw = os.environ.get(variable)
-    if raw is None:
-        return None
-    return {name.strip() for name in raw.split(",") if name.strip()}
+    # -- loading -------------------------------------------------------
+    def _load_entry_points(self) -> None:
+        from importlib.metadata import entry_points
 
+        allowed, blocked = self.settings.load_plugins, self.settings.block_plugins
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name in blocked or (allowed is not None and ep.name not in allowed):
+                continue
+            if self.pm.has_plugin(ep.name):
+                continue  # the same distribution found twice on sys.path
+            try:
+                module = ep.load()
+            except Exception as exc:
+                raise PluginError(
+                    f"plugin {ep.name!r} ({ep.value}) failed to import: {type(exc).__name__}: {exc}") from exc
+            dist = ep.dist
+            self._add(module, ep.name, PluginInfo(
+                ep.name, ep.name, dist.version if dist else None, dist.metadata["Name"] if dist else None,
+                builtin=False))
 
-def get_plugin_manager() -> pluggy.PluginManager:
-    """The process-wide plugin manager, loading plugins on first use."""
-    global _pm
-    if _pm is not None:
-        return _pm
-    pm = pluggy.PluginManager("evalyard")
-    pm.add_hookspecs(hookspecs)
-    blocked = _names_from_env("EVALYARD_BLOCK_PLUGINS") or set()
-    allowed = _names_from_env("EVALYARD_LOAD_PLUGINS")
-    for name in blocked:
-        pm.set_blocked(name)
-
-    for module_name in DEFAULT_PLUGINS:
-        if module_name in blocked:
-            continue
-        module = importlib.import_module(module_name)
-        pm.register(module, name=module_name)
-        _info[module_name] = PluginInfo(module_name, None, "evalyard", builtin=True)
-
-    from .entrypoints import entry_points  # not importlib.metadata: see entrypoints.py
-
-    for ep in entry_points(ENTRY_POINT_GROUP):
-        if ep.name in blocked or (allowed is not None and ep.name not in allowed):
-            continue
-        if pm.has_plugin(ep.name):
-            continue  # the same distribution installed twice on sys.path
+    def _add(self, plugin: object, name: str, info: PluginInfo) -> None:
         try:
-            module = ep.load()
-        except Exception as exc:
-            raise PluginError(f"plugin {ep.name!r} ({ep.value}) failed to import: {type(exc).__name__}: {exc}") from exc
-        pm.register(module, name=ep.name)
-        _info[ep.name] = PluginInfo(ep.name, ep.dist_version, ep.dist_name, builtin=False)
+            self.pm.register(plugin, name=name)
+        except ValueError as exc:  # pluggy: the name or the object is already registered
+            raise PluginError(f"cannot register plugin {name!r}: {exc}") from None
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"plugin {name!r} is invalid: {exc}") from None
+        self._info[name] = info
 
-    for spec in sorted(_names_from_env("EVALYARD_EXTRA_PLUGINS") or ()):
-        if spec in blocked or pm.has_plugin(spec):
-            continue
-        pm.register(_import_extra(spec), name=spec)
-        _info[spec] = PluginInfo(spec, None, None, builtin=False)
+    def check(self) -> None:
+        """A hook implementation whose name matches no specification is almost always a typo."""
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            name = self.pm.get_name(exc.plugin) or repr(exc.plugin)
+            raise PluginError(f"plugin {name!r} implements an unknown hook: {exc}") from None
 
-    # A hookimpl whose name matches no hookspec is almost always a typo.
-    try:
-        pm.check_pending()
-    except pluggy.PluginValidationError as exc:
-        raise PluginError(f"plugin {exc.plugin!r} implements an unknown hook: {exc}") from exc
+    # -- in-process plugins (tests, notebooks) --------------------------
+    def register(self, plugin: object, name: str, namespace: str | None = None) -> None:
+        self._add(plugin, name, PluginInfo(name, namespace or name, None, None, builtin=False))
+        try:
+            self.check()
+        except PluginError:
+            self.unregister(name)
+            raise
 
-    if os.environ.get("EVALYARD_TRACE_PLUGINS"):
-        pm.trace.root.setwriter(sys.stderr.write)
-        pm.enable_tracing()
-    _pm = pm
-    return pm
+    def unregister(self, name: str) -> None:
+        plugin = self.pm.get_plugin(name)
+        if plugin is not None:
+            self.pm.unregister(plugin, name=name)
+        self._info.pop(name, None)
+
+    # -- what is loaded --------------------------------------------------
+    def namespace(self, name: str) -> str:
+        info = self._info.get(name)
+        return info.namespace if info else name
+
+    def infos(self) -> list[PluginInfo]:
+        """Loaded plugins with the hooks each implements, for ``evalyard plugins``."""
+        out = []
+        for name, plugin in self.pm.list_name_plugin():
+            info = self._info.get(name) or PluginInfo(name, name, None, None, builtin=False)
+            info.hooks = sorted(caller.name for caller in self.pm.get_hookcallers(plugin) or [])
+            out.append(info)
+        return sorted(out, key=lambda i: (not i.builtin, i.name))
+
+    def call_per_plugin(self, hook_name: str, **kwargs_for: Any) -> None:
+        """Call ``hook_name`` once for each plugin implementing it, through pluggy.
+
+        ``kwargs_for`` maps each argument name to a function of the plugin's name that
+        returns that plugin's argument: each implementation gets its own ``register``
+        callback, so whatever it registers is stamped with the plugin it came from. Every
+        call goes through pluggy's hook caller (tracing, hook-call monitoring and the
+        plugin's own wrappers all apply).
+        """
+        caller = getattr(self.pm.hook, hook_name)
+        implementers = {impl.plugin_name for impl in caller.get_hookimpls()}
+        everyone = self.pm.list_name_plugin()
+        for name, plugin in everyone:
+            if name not in implementers:
+                continue
+            others = [p for n, p in everyone if n != name]
+            one = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
+            try:
+                one(**{arg: make(name) for arg, make in kwargs_for.items()})
+            except PluginError:
+                raise
+            except Exception as exc:  # a broken plugin is named, never a traceback
+                raise PluginError(f"plugin {name!r} failed in {hook_name}: {type(exc).__name__}: {exc}") from exc
 
 
 def _import_extra(spec: str) -> object:
     """Import a plugin given as a dotted module name or a path to a .py file."""
     try:
         if spec.endswith(".py") or os.sep in spec:
-            from importlib.util import module_from_spec, spec_from_file_location
-
-            path = os.path.abspath(spec)
-            module_name = "evalyard_extra_" + os.path.splitext(os.path.basename(path))[0]
-            module_spec = spec_from_file_location(module_name, path)
-            if module_spec is None or not os.path.isfile(path):
-                raise FileNotFoundError(path)
-            module = module_from_spec(module_spec)
-            sys.modules[module_name] = module
-            module_spec.loader.exec_module(module)
-            return module
+            return import_file(spec)
         return importlib.import_module(spec)
     except Exception as exc:
         raise PluginError(f"EVALYARD_EXTRA_PLUGINS: cannot load {spec!r}: {type(exc).__name__}: {exc}") from exc
 
 
-def register_plugin(plugin: object, name: str) -> None:
-    """Register an in-process plugin (tests, notebooks). Undo with ``unregister_plugin``."""
-    pm = get_plugin_manager()
-    pm.register(plugin, name=name)
-    pm.check_pending()
-    _info[name] = PluginInfo(name, None, None, builtin=False)
-    from . import registry
-
-    registry.invalidate()
+def file_module_name(path: str) -> str:
+    """The module name a plugin file is imported under (the same in worker processes)."""
+    return "evalyard_extra_" + os.path.splitext(os.path.basename(path))[0]
 
 
-def unregister_plugin(name: str) -> None:
-    pm = get_plugin_manager()
-    plugin = pm.get_plugin(name)
-    if plugin is not None:
-        pm.unregister(plugin, name=name)
-    _info.pop(name, None)
-    from . import registry
+def import_file(path: str) -> object:
+    """Import a ``.py`` file as a module (once per process), registered in ``sys.modules``."""
+    from importlib.util import module_from_spec, spec_from_file_location
 
-    registry.invalidate()
-
-
-def plugin_infos() -> list[PluginInfo]:
-    """Loaded plugins with the hooks each implements, for ``evalyard plugins``."""
-    pm = get_plugin_manager()
-    out = []
-    for name, plugin in pm.list_name_plugin():
-        info = _info.get(name) or PluginInfo(name, None, None, builtin=False)
-        info.hooks = sorted(impl_caller.name for impl_caller in pm.get_hookcallers(plugin) or [])
-        out.append(info)
-    return sorted(out, key=lambda i: (not i.builtin, i.name))
-
-
-def reset() -> None:
-    """Forget the loaded plugins; the next call loads them afresh (tests use this)."""
-    global _pm
-    _pm = None
-    _info.clear()
-    from . import registry
-
-    registry.invalidate()
+    path = os.path.abspath(path)
+    module_name = file_module_name(path)
+    existing = sys.modules.get(module_name)
+    if existing is not None and os.path.abspath(getattr(existing, "__file__", "") or "") == path:
+        return existing
+    module_spec = spec_from_file_location(module_name, path)
+    if module_spec is None or not os.path.isfile(path):
+        raise FileNotFoundError(path)
+    module = module_from_spec(module_spec)
+    sys.modules[module_name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    return module

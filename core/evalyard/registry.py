@@ -1,134 +1,182 @@
-"""What plugins registered: scorers, generators, prompt templates and loaders, by name.
+"""What plugins registered: scorers, generators, prompt templates, loaders and executors.
 
-Each hook implementation is called with its own ``register`` callback, so every
-entry is stamped with the plugin that registered it and a name registered twice
-is an error naming both plugins.
+Every entry is namespaced by the plugin that registered it: ``lexicon/exact_match``. A
+bare name (``exact_match``) works wherever it is unique; two plugins may register the
+same bare name, and only using that ambiguous bare name is an error (it lists the
+qualified names). The same qualified name registered twice is a plugin bug and fails
+at once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 from .errors import PluginError, UnknownNameError
-from .scoring import CASE_FIELDS, Generator, Scorer
+from .plugins import CORE_NAMESPACE, PluginHost
+from .scoring import CASE_FIELDS, PLATFORM_KEYS, Generator, Scorer, config_field_names
+
+T = TypeVar("T")
 
 
 @dataclass
-class Entry:
-    name: str
-    obj: Any
-    plugin: str
+class Entry(Generic[T]):
+    name: str  # bare name
+    obj: T
+    plugin: str  # the plugin manager's name for the plugin
+    namespace: str
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass
+class Table(Generic[T]):
+    """Entries of one kind, addressable as ``namespace/name`` or by a unique bare name."""
+
+    kind: str
+    entries: dict[str, Entry[T]] = field(default_factory=dict)  # qualified name -> entry
+
+    def add(self, name: str, obj: T, plugin: str, namespace: str) -> None:
+        entry = Entry(name, obj, plugin, namespace)
+        if entry.qualified in self.entries:
+            raise PluginError(f"plugin {plugin!r} registered {self.kind} {name!r} twice")
+        self.entries[entry.qualified] = entry
+
+    def entry(self, name: str) -> Entry[T]:
+        if "/" in name:
+            found = self.entries.get(name)
+            if found is None:
+                raise UnknownNameError(f"unknown {self.kind} {name!r} (known: {self._known()})")
+            return found
+        matches = [e for e in self.entries.values() if e.name == name]
+        if not matches:
+            raise UnknownNameError(f"unknown {self.kind} {name!r} (known: {self._known()})")
+        if len(matches) > 1:
+            qualified = ", ".join(sorted(e.qualified for e in matches))
+            raise UnknownNameError(f"{self.kind} name {name!r} is ambiguous: use one of {qualified}")
+        return matches[0]
+
+    def get(self, name: str) -> T:
+        return self.entry(name).obj
+
+    def __getitem__(self, name: str) -> Entry[T]:
+        return self.entry(name)
+
+    def __contains__(self, name: str) -> bool:
+        try:
+            self.entry(name)
+        except UnknownNameError:
+            return False
+        return True
+
+    def __iter__(self):
+        return iter(sorted(self.entries.values(), key=lambda e: (e.name, e.qualified)))
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def display_name(self, entry: Entry[T]) -> str:
+        """The bare name when it is unique, else the qualified one."""
+        same = sum(1 for e in self.entries.values() if e.name == entry.name)
+        return entry.name if same == 1 else entry.qualified
+
+    def _known(self) -> str:
+        names = sorted({self.display_name(e) for e in self.entries.values()})
+        return ", ".join(names) or "none installed"
 
 
 @dataclass
 class Registry:
-    scorers: dict[str, Entry] = field(default_factory=dict)
-    generators: dict[str, Entry] = field(default_factory=dict)
-    prompt_templates: dict[str, Entry] = field(default_factory=dict)
-    loaders: dict[str, Entry] = field(default_factory=dict)
+    scorers: Table[type[Scorer]] = field(default_factory=lambda: Table("scorer"))
+    generators: Table[type[Generator]] = field(default_factory=lambda: Table("generator"))
+    prompt_templates: Table[Any] = field(default_factory=lambda: Table("prompt template"))
+    loaders: Table[Callable] = field(default_factory=lambda: Table("loader"))
+    executors: Table[Callable] = field(default_factory=lambda: Table("executor"))
 
     def scorer(self, name: str) -> type[Scorer]:
-        try:
-            return self.scorers[name].obj
-        except KeyError:
-            known = ", ".join(sorted(self.scorers)) or "none installed"
-            raise UnknownNameError(f"unknown scorer {name!r} (known: {known})") from None
+        return self.scorers.get(name)
 
     def generator(self, name: str) -> type[Generator]:
-        try:
-            return self.generators[name].obj
-        except KeyError:
-            known = ", ".join(sorted(self.generators)) or "none installed"
-            raise UnknownNameError(f"unknown generator {name!r} (known: {known})") from None
+        return self.generators.get(name)
+
+    def loader_for(self, extension: str) -> Entry[Callable] | None:
+        """The loader for a file extension: a plugin's loader replaces the core's; two plugins'
+        loaders for one extension are ambiguous (block one of them)."""
+        found = [e for e in self.loaders.entries.values() if e.name == extension.lower()]
+        if len(found) > 1:
+            found = [e for e in found if e.namespace != CORE_NAMESPACE]
+        if len(found) > 1:
+            plugins = ", ".join(sorted(e.plugin for e in found))
+            raise UnknownNameError(f"files ending in {extension} have loaders from several plugins ({plugins}); "
+                                   "block all but one with EVALYARD_BLOCK_PLUGINS")
+        return found[0] if found else None
 
 
-def _add(table: dict[str, Entry], kind: str, name: str, obj: Any, plugin: str) -> None:
-    if name in table:
-        other = table[name].plugin
-        raise PluginError(f"{kind} {name!r} is registered by both plugin {other!r} and plugin {plugin!r}")
-    table[name] = Entry(name, obj, plugin)
-
-
-def _check_scorer(cls: Any, plugin: str) -> str:
+def check_scorer(cls: Any, plugin: str) -> str:
     if not (isinstance(cls, type) and issubclass(cls, Scorer)):
         raise PluginError(f"plugin {plugin!r} registered {cls!r} as a scorer; expected a subclass of evalyard.Scorer")
-    if not cls.name or not isinstance(cls.name, str):
-        raise PluginError(f"plugin {plugin!r}: scorer class {cls.__name__} has no name")
+    if not cls.name or not isinstance(cls.name, str) or "/" in cls.name:
+        raise PluginError(f"plugin {plugin!r}: scorer class {cls.__name__} has no name (or a name with '/')")
     for required in cls.requires:
         base = required.split(".", 1)[0]
         if base not in CASE_FIELDS:
             raise PluginError(f"plugin {plugin!r}: scorer {cls.name!r} requires unknown case field {required!r}")
-    if cls.executor not in ("inline", "process", "async"):
-        raise PluginError(f"plugin {plugin!r}: scorer {cls.name!r} has unknown executor {cls.executor!r}")
+    clash = sorted(PLATFORM_KEYS & set(config_field_names(cls.Config)))
+    if clash:
+        raise PluginError(f"plugin {plugin!r}: scorer {cls.name!r} has a config option {clash[0]!r}, which is a "
+                          f"platform key ({', '.join(sorted(PLATFORM_KEYS))}); rename it")
     return cls.name
 
 
-def _collect(hook_name: str, make_register: Callable[[str], Callable[..., None]], pm) -> None:
-    caller = getattr(pm.hook, hook_name)
-    # Call each implementation on its own so `register` knows who is calling.
-    for impl in reversed(caller.get_hookimpls()):
-        impl.function(register=make_register(impl.plugin_name))
-
-
-def build(pm) -> Registry:
+def build(host: PluginHost) -> Registry:
+    """Call every registration hook through pluggy, one call per implementing plugin."""
     reg = Registry()
 
     def scorer_register(plugin: str):
         def register(cls: Any) -> None:
-            _add(reg.scorers, "scorer", _check_scorer(cls, plugin), cls, plugin)
-
+            reg.scorers.add(check_scorer(cls, plugin), cls, plugin, host.namespace(plugin))
         return register
 
     def generator_register(plugin: str):
         def register(cls: Any) -> None:
             if not (isinstance(cls, type) and issubclass(cls, Generator) and cls.name):
                 raise PluginError(f"plugin {plugin!r} registered {cls!r}; expected a named evalyard.Generator subclass")
-            _add(reg.generators, "generator", cls.name, cls, plugin)
-
+            reg.generators.add(cls.name, cls, plugin, host.namespace(plugin))
         return register
 
     def template_register(plugin: str):
         def register(name_or_dir: Any, text: str | None = None) -> None:
+            namespace = host.namespace(plugin)
             if text is None:
                 directory = Path(name_or_dir)
                 if not directory.is_dir():
                     raise PluginError(f"plugin {plugin!r}: prompt template directory {directory} does not exist")
                 for path in sorted(directory.glob("*.j2")) + sorted(directory.glob("*.jinja")):
-                    _add(reg.prompt_templates, "prompt template", path.stem, path, plugin)
+                    reg.prompt_templates.add(path.stem, path, plugin, namespace)
             else:
-                _add(reg.prompt_templates, "prompt template", str(name_or_dir), text, plugin)
-
+                reg.prompt_templates.add(str(name_or_dir), text, plugin, namespace)
         return register
 
     def loader_register(plugin: str):
         def register(extension: str, function: Callable) -> None:
-            if not extension.startswith(".") or not callable(function):
+            if not isinstance(extension, str) or not extension.startswith(".") or not callable(function):
                 raise PluginError(f"plugin {plugin!r}: register(extension, function) needs '.ext' and a callable")
-            _add(reg.loaders, "loader for", extension.lower(), function, plugin)
-
+            reg.loaders.add(extension.lower(), function, plugin, host.namespace(plugin))
         return register
 
-    _collect("register_scorers", scorer_register, pm)
-    _collect("register_generators", generator_register, pm)
-    _collect("register_prompt_templates", template_register, pm)
-    _collect("register_loaders", loader_register, pm)
+    def executor_register(plugin: str):
+        def register(name: str, factory: Callable) -> None:
+            if not isinstance(name, str) or not name or "/" in name or not callable(factory):
+                raise PluginError(f"plugin {plugin!r}: register(name, factory) needs a name and a callable")
+            reg.executors.add(name, factory, plugin, host.namespace(plugin))
+        return register
+
+    host.call_per_plugin("register_scorers", register=scorer_register)
+    host.call_per_plugin("register_generators", register=generator_register)
+    host.call_per_plugin("register_prompt_templates", register=template_register)
+    host.call_per_plugin("register_loaders", register=loader_register)
+    host.call_per_plugin("register_executors", register=executor_register)
     return reg
-
-
-_registry: Registry | None = None
-
-
-def get_registry() -> Registry:
-    global _registry
-    if _registry is None:
-        from .plugins import get_plugin_manager
-
-        _registry = build(get_plugin_manager())
-    return _registry
-
-
-def invalidate() -> None:
-    global _registry
-    _registry = None

@@ -1,38 +1,37 @@
-"""Running scorers over a suite and keeping every result as soon as it exists.
+"""Running a suite in stages, keeping everything as soon as it exists.
 
-The runner works in batches. Each finished batch is written in one transaction
-(the unique key (run, case, scorer) makes a double write impossible), so a run
-killed at any moment loses at most the batches in flight, and ``resume`` scores
-exactly the (case, scorer) pairs that have no result yet.
+A run goes through three stages, each resumable after an interruption (even ``kill -9``):
 
-Where work runs depends on the scorer's ``executor``:
-
-- ``inline``: a thread pool (cheap CPU work, or libraries that release the GIL);
-- ``process``: a pool of spawned worker processes (CPU-heavy pure-Python work);
-- ``async``: the event loop (model calls), bounded by ``concurrency``.
-
-``Executor`` is the seam for running batches elsewhere (e.g. on a Ray cluster
-with results going to a shared PostgreSQL): it only has to turn a batch into
-Scores.
+1. **generate**: cases without a candidate get one from the run's generator (a model under
+   test); each candidate is stored as it arrives, so a resumed run generates only what is
+   still missing.
+2. **score**: every (case, scorer) pair is scored in batches on the scorer's executor; each
+   finished batch is written in one transaction (the unique key (run, case, scorer) makes a
+   double write impossible), so a resumed run scores exactly the pairs without a result.
+3. **aggregate**: each scorer's corpus-level metrics (``Scorer.aggregate``) over all of its
+   stored results, with the summary statistics, stored with the run.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import math
 import time
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Coroutine, TypeVar
 
-from . import __version__
-from .errors import ConfigError, EvalyardError, InputError, UnknownNameError
-from .registry import Registry
-from .scoring import Case, Score, Scorer
+from .errors import BatchStopped, ConfigError, EvalyardError, InputError, StopRun, UnknownNameError
+from .registry import Entry, Registry
+from .scoring import Case, Generation, Generator, Score, Scorer
 from .suite import ScorerSpec, Suite
+from .version import __version__
 
 #: Cap on a batch so that a kill loses little work and progress moves.
 MAX_BATCH = 256
+
+T = TypeVar("T")
 
 
 class RunAborted(EvalyardError):
@@ -41,14 +40,22 @@ class RunAborted(EvalyardError):
     totals: dict[str, Any] | None = None  # set to the stored totals before it is raised
 
 
+def fingerprint(data: dict[str, Any]) -> str:
+    """A short stable hash of what decides a scorer's or generator's values."""
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 @dataclass
 class PreparedScorer:
     spec: ScorerSpec
     scorer: Scorer
-    plugin: str
+    entry: Entry
+    executor: str
 
     @property
     def name(self) -> str:
+        """The key of this scorer's results in the run: the name the user selected it by."""
         return self.spec.name
 
     @property
@@ -57,15 +64,32 @@ class PreparedScorer:
 
     def describe(self) -> dict[str, Any]:
         cls = type(self.scorer)
+        identity = {"scorer": self.entry.qualified, **_jsonable(self.scorer.fingerprint_data())}
         return {
             "name": self.name,
-            "plugin": self.plugin,
+            "qualified": self.entry.qualified,
+            "plugin": self.entry.plugin,
             "version": cls.version,
             "config": _jsonable(self.scorer.config_dict()),
             "threshold": self.threshold,
             "higher_is_better": cls.higher_is_better,
             "labels": list(cls.labels),
+            "executor": self.executor,
+            "fingerprint": fingerprint(identity),
+            "fingerprint_data": identity,
         }
+
+
+@dataclass
+class PreparedGenerator:
+    generator: Generator
+    entry: Entry
+
+    def describe(self) -> dict[str, Any]:
+        identity = {"generator": self.entry.qualified, **_jsonable(self.generator.fingerprint_data())}
+        return {"name": self.entry.qualified, "plugin": self.entry.plugin,
+                "config": _jsonable(self.generator.config_dict()),
+                "fingerprint": fingerprint(identity), "fingerprint_data": identity}
 
 
 def _jsonable(value: Any) -> Any:
@@ -73,8 +97,8 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def prepare_scorers(specs: list[ScorerSpec], registry: Registry) -> list[PreparedScorer]:
-    """Resolve names and check configs; every error names where the scorer was asked for."""
+def prepare_scorers(specs: list[ScorerSpec], registry: Registry, executor: str | None = None) -> list[PreparedScorer]:
+    """Resolve names, check configs and executors; every error names where the scorer was asked for."""
     prepared = []
     seen: set[str] = set()
     for spec in specs:
@@ -83,32 +107,55 @@ def prepare_scorers(specs: list[ScorerSpec], registry: Registry) -> list[Prepare
             raise InputError(f"{where}: scorer {spec.name!r} is selected twice")
         seen.add(spec.name)
         try:
-            cls = registry.scorer(spec.name)
+            entry = registry.scorers.entry(spec.name)
         except UnknownNameError as exc:
             raise InputError(f"{where}: {exc}") from None
+        cls = entry.obj
         try:
-            config = cls.make_config(spec.config)
-            scorer = cls(config)
+            scorer = cls(cls.make_config(spec.config))
         except ConfigError as exc:
             raise InputError(f"{where}: bad config for scorer {exc}") from None
-        prepared.append(PreparedScorer(spec, scorer, registry.scorers[spec.name].plugin))
+        # --executor moves every scorer that is not async (model calls stay on the event loop)
+        chosen = cls.executor if (executor is None or cls.executor == "async") else executor
+        if chosen not in registry.executors:
+            raise InputError(f"{where}: scorer {spec.name!r} wants executor {chosen!r}, which no plugin registered "
+                             f"(known: {', '.join(sorted(e.name for e in registry.executors))})")
+        prepared.append(PreparedScorer(spec, scorer, entry, chosen))
     if not prepared:
         raise InputError("no scorers selected: list them in the suite file or pass --scorer NAME")
     return prepared
 
 
-def check_required_fields(cases: list[Case], origins: list[str], prepared: list[PreparedScorer]) -> None:
-    """Fail before any scoring if a case lacks a field a selected scorer needs."""
-    requirements = [(p.name, p.scorer.required_fields()) for p in prepared]
+def prepare_generator(name: str, config: dict[str, Any], registry: Registry) -> PreparedGenerator:
+    try:
+        entry = registry.generators.entry(name)
+    except UnknownNameError as exc:
+        raise InputError(f"--generator: {exc}") from None
+    try:
+        generator = entry.obj(entry.obj.make_config(config))
+    except ConfigError as exc:
+        raise InputError(f"--generator: bad config for generator {exc}") from None
+    return PreparedGenerator(generator, entry)
+
+
+def check_required_fields(cases: list[Case], origins: list[str], prepared: list[PreparedScorer],
+                          generator: PreparedGenerator | None = None) -> None:
+    """Fail before any work if a case lacks a field a selected scorer (or the generator) needs.
+    A missing candidate is fine when a generator will fill it."""
+    requirements = [(f"scorer {p.name!r}", p.scorer.required_fields()) for p in prepared]
+    if generator is not None:
+        requirements.append((f"generator {generator.entry.name!r}", generator.generator.required_fields()))
     for case, origin in zip(cases, origins):
-        for scorer_name, fields in requirements:
+        for who, fields in requirements:
             for field_name in fields:
+                if field_name == "candidate" and generator is not None:
+                    continue
                 if not case.has(field_name):
                     path, _, line = origin.rpartition(":")
-                    raise InputError(
-                        f"case {case.id!r} has no {field_name}, which scorer {scorer_name!r} requires",
-                        path=path, line=int(line) if line.isdigit() else None, field=field_name,
-                    )
+                    if not line.isdigit():
+                        path, line = origin, ""
+                    raise InputError(f"case {case.id!r} has no {field_name}, which {who} requires",
+                                     path=path, line=int(line) if line else None, field=field_name)
 
 
 def _checked(score: Any, scorer_name: str) -> Score:
@@ -131,45 +178,71 @@ def _checked(score: Any, scorer_name: str) -> Score:
     return score
 
 
-# Worker-process side of the "process" executor: scorer instances are built once per worker.
-_worker_scorers: dict[tuple, Scorer] = {}
+def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine to completion from sync code, on the process's one background loop.
 
+    One loop for the whole process, whoever calls (a script, a notebook with its own running
+    loop, a test): model clients (litellm) bind their connections and workers to the loop they
+    first run on. Ctrl-C in the caller cancels the run's tasks, waits for them to unwind (each
+    stage cleans up in ``finally``), then propagates.
+    """
+    from concurrent.futures import CancelledError
 
-def _score_in_worker(cls: type[Scorer], config: Any, cases: list[Case]) -> list[Score]:
-    key = (cls.__module__, cls.__qualname__, repr(config))
-    scorer = _worker_scorers.get(key)
-    if scorer is None:
-        scorer = _worker_scorers[key] = cls(config)
-    return scorer.score_batch(cases)
+    from .models.background import shared_loop
+
+    future = shared_loop().submit(make())
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        future.cancel()
+        try:
+            future.result(timeout=30)
+        except (CancelledError, Exception):
+            pass
+        raise
 
 
 class Runner:
-    def __init__(
-        self,
-        store=None,
-        *,
-        concurrency: int = 4,
-        max_errors: int | None = None,
-        on_progress: Callable[[int], None] | None = None,
-    ) -> None:
+    """Runs the stages of one run against a store. ``concurrency`` counts model requests for
+    async scorers and generators, and batches in flight for the others."""
+
+    def __init__(self, store, registry: Registry, *, concurrency: int = 4, max_errors: int | None = None,
+                 on_progress: Callable[[int], None] | None = None, runtime=None,
+                 previous_usage: dict[str, Any] | None = None) -> None:
         self.store = store
+        self.runtime = runtime
+        self.previous_usage = previous_usage
+        self.registry = registry
         self.concurrency = max(1, concurrency)
         self.max_errors = max_errors
         self.on_progress = on_progress or (lambda n: None)
         self.errors = 0
-        self.run_id: str | None = None
+        self._executors: dict[str, Any] = {}
 
-    # -- public --------------------------------------------------------
-    def start(self, suite: Suite, prepared: list[PreparedScorer], *, name: str = "", source: str = "") -> str:
+    # -- set-up ----------------------------------------------------------
+    def executor(self, name: str):
+        if name not in self._executors:
+            self._executors[name] = self.registry.executors.get(name)(self.concurrency)
+        return self._executors[name]
+
+    def check_executors(self, prepared: list[PreparedScorer]) -> None:
+        """Refuse, before anything is stored, a scorer its executor cannot run."""
+        for p in prepared:
+            self.executor(p.executor).check(p.scorer)
+
+    def create(self, suite: Suite, prepared: list[PreparedScorer], *, generator: PreparedGenerator | None = None,
+               name: str = "", source: str = "", plugin_versions: dict[str, str | None] | None = None,
+               settings: dict[str, Any] | None = None) -> str:
         suite_id = self.store.ensure_suite(suite)
+        used = {p.entry.plugin for p in prepared} | ({generator.entry.plugin} if generator else set())
         versions = {
             "evalyard": __version__,
-            "plugins": _plugin_versions({p.plugin for p in prepared}),
+            "plugins": {name: version for name, version in (plugin_versions or {}).items() if name in used},
             "python": _python_version(),
         }
         return self.store.create_run(
-            suite_id, suite.cases, name=name, scorers=[p.describe() for p in prepared],
-            versions=versions, source=source or suite.source,
+            suite_id, suite.cases, name=name, scorers=[p.describe() for p in prepared], versions=versions,
+            source=source or suite.source, generator=generator.describe() if generator else None, settings=settings,
         )
 
     def pending(self, run_id: str, cases: list[Case], prepared: list[PreparedScorer]) -> list[tuple[PreparedScorer, list[Case]]]:
@@ -181,121 +254,118 @@ class Runner:
                 work.append((p, todo))
         return work
 
-    def execute(self, run_id: str, cases: list[Case], prepared: list[PreparedScorer]) -> dict[str, Any]:
-        """Score every pending (case, scorer) pair of an existing run (``--resume``); returns its totals."""
-        work = self.pending(run_id, cases, prepared)
-        self.store.set_status(run_id, "running")
-        return self._run(run_id, work, prepared)
-
-    def execute_new(
-        self, suite: Suite, prepared: list[PreparedScorer], open_store: Callable[[], Any], *,
-        name: str = "", source: str = "",
-    ) -> dict[str, Any]:
-        """Create a run and score it, opening the database *while* the first batches are scored.
-
-        Opening the store (SQLAlchemy/SQLModel imports, migrations check) costs ~0.5 s;
-        scorers whose work happens in other processes or on a model server need not wait
-        for it. Scores that arrive before the run exists wait in memory and are written
-        the moment it does; a run that never came to exist has nothing to resume.
-        """
-        def open_and_start() -> str:
-            if self.store is None:
-                self.store = open_store()
-            return self.start(suite, prepared, name=name, source=source)
-
-        opener = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalyard-store")
-        run_ref = opener.submit(open_and_start)
-        opener.shutdown(wait=False)
-        return self._run(run_ref, [(p, list(suite.cases)) for p in prepared], prepared)
-
-    def _resolve(self, run_ref: Any) -> str:
-        self.run_id = run_ref.result() if isinstance(run_ref, Future) else run_ref
-        return self.run_id
-
-    def _run(self, run_ref: Any, work: list[tuple[PreparedScorer, list[Case]]], prepared: list[PreparedScorer]) -> dict[str, Any]:
+    # -- the stages --------------------------------------------------------
+    def execute(self, run_id: str, cases: list[Case], prepared: list[PreparedScorer],
+                generator: PreparedGenerator | None = None) -> dict[str, Any]:
+        """Run every stage's remaining work for ``run_id``; returns the run's totals."""
         started = time.perf_counter()
+        self.store.set_status(run_id, "running")
         try:
-            import asyncio  # here, not at the top: scorers start their workers before this is loaded
-
-            asyncio.run(self._execute(run_ref, work))
+            try:
+                run_sync(lambda: self._stages(run_id, cases, prepared, generator))
+            except StopRun as stop:
+                raise RunAborted(f"stopped: {stop}") from stop
         except KeyboardInterrupt:
-            self.store.set_status(self._resolve(run_ref), "interrupted")
+            self.store.set_status(run_id, "interrupted")
             raise
         except RunAborted as exc:
-            run_id = self._resolve(run_ref)
             exc.totals = self.totals(run_id, prepared, time.perf_counter() - started)
             self.store.set_status(run_id, "failed", exc.totals)
             raise
         finally:
             for p in prepared:
                 p.scorer.close()
-        run_id = self._resolve(run_ref)
-        totals = self.totals(run_id, prepared, time.perf_counter() - started)
+            if generator is not None:
+                generator.generator.close()
+            for executor in self._executors.values():
+                executor.close()
+            if self.runtime is not None:
+                self.runtime.close()
+        totals = self.totals(run_id, prepared, time.perf_counter() - started, generator)
         self.store.set_status(run_id, "completed", totals)
         return totals
 
-    def totals(self, run_id: str, prepared: list[PreparedScorer], elapsed: float) -> dict[str, Any]:
-        from .stats import summarize
+    async def _stages(self, run_id: str, cases: list[Case], prepared: list[PreparedScorer],
+                      generator: PreparedGenerator | None) -> None:
+        if generator is not None:
+            await self._generate(run_id, cases, generator)
+            stored = self.store.candidates(run_id)
+            for case in cases:
+                row = stored.get(case.id)
+                if row is not None:
+                    case.candidate = row.text
+        await self._score(run_id, self.pending(run_id, cases, prepared))
 
-        return {
-            "duration_s": round(elapsed, 3),
-            "scorers": {p.name: summarize(self.store.outcomes(run_id, p.name)) for p in prepared},
-        }
+    async def _generate(self, run_id: str, cases: list[Case], generator: PreparedGenerator) -> None:
+        missing = self.store.missing_candidates(run_id)
+        todo = [c for c in cases if c.id in missing]
+        if not todo:
+            return
+        requests = asyncio.Semaphore(self.concurrency)
 
-    # -- internals -----------------------------------------------------
-    async def _execute(self, run_ref: Any, work: list[tuple[PreparedScorer, list[Case]]]) -> None:
-        threads = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="evalyard-score")
-        processes: Executor | None = None
-        if any(p.scorer.executor == "process" for p, _ in work):
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor  # imports multiprocessing's machinery: only when used
-
-            # spawn, not fork: the main process may hold threads or large models.
-            processes = ProcessPoolExecutor(max_workers=self.concurrency, mp_context=multiprocessing.get_context("spawn"))
-        import asyncio
-
-        semaphore = asyncio.Semaphore(self.concurrency)
-        loop = asyncio.get_running_loop()
-
-        async def run_batch(p: PreparedScorer, batch: list[Case]) -> tuple[PreparedScorer, list[Case], list[Any], float]:
-            async with semaphore:
-                t0 = time.perf_counter()
+        async def one(case: Case) -> dict[str, Any]:
+            async with requests:
                 try:
-                    if p.scorer.executor == "async" or p.scorer.is_async:
-                        scores = await p.scorer.ascore_batch(batch)
-                    elif p.scorer.executor == "process":
-                        scores = await loop.run_in_executor(
-                            processes, _score_in_worker, type(p.scorer), p.scorer.config, batch
-                        )
-                    else:
-                        scores = await loop.run_in_executor(threads, p.scorer.score_batch, batch)
-                    if len(scores) != len(batch):
-                        raise RuntimeError(f"returned {len(scores)} scores for {len(batch)} cases")
-                except Exception as exc:  # a whole batch failed: record it for every case
-                    scores = [Score.failure(exc) for _ in batch]
-                return p, batch, scores, time.perf_counter() - t0
+                    made = await generator.generator.agenerate(case)
+                except StopRun:
+                    raise
+                except Exception as exc:  # a failed generation is recorded, never an empty candidate
+                    made = Generation(error=Score.failure(exc).error)
+            if isinstance(made, str):
+                made = Generation(text=made)
+            if not isinstance(made, Generation) or (made.text is None and made.error is None):
+                made = Generation(error=f"generator {generator.entry.name!r} returned {type(made).__name__}")
+            details = _jsonable({**made.details, "usage": made.usage} if made.usage else made.details)
+            return {"case_id": case.id, "text": made.text, "details": details or None, "error": made.error}
+
+        tasks = [asyncio.ensure_future(one(c)) for c in todo]
+        try:
+            for next_done in asyncio.as_completed(tasks):
+                self.store.write_candidates(run_id, [await next_done])
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    async def _score(self, run_id: str, work: list[tuple[PreparedScorer, list[Case]]]) -> None:
+        async def run_batch(p: PreparedScorer, batch: list[Case]):
+            t0 = time.perf_counter()
+            # A case whose candidate could not be generated cannot be scored on it: an error, not a 0.
+            runnable = [c for c in batch if c.candidate is not None or "candidate" not in p.scorer.required_fields()]
+            stop = None
+            try:
+                scores = await self.executor(p.executor).score_batch(p.scorer, runnable) if runnable else []
+                if len(scores) != len(runnable):
+                    raise RuntimeError(f"returned {len(scores)} scores for {len(runnable)} cases")
+            except BatchStopped as stopped:  # keep the cases that finished before the stop
+                scores, stop = stopped.scores, stopped.stop
+            except StopRun:
+                raise
+            except Exception as exc:  # a whole batch failed: record it for every case
+                scores = [Score.failure(exc) for _ in runnable]
+            by_id = {c.id: s for c, s in zip(runnable, scores)}
+            if stop is not None:
+                kept = [(c, by_id[c.id]) for c in runnable if by_id.get(c.id) is not None]
+                return p, [c for c, _ in kept], [s for _, s in kept], time.perf_counter() - t0, stop
+            ordered = [by_id.get(c.id) or Score.failure("no candidate: its generation failed") for c in batch]
+            return p, batch, ordered, time.perf_counter() - t0, None
 
         tasks = []
         for p, todo in work:
             size = max(1, min(p.scorer.batch_size, MAX_BATCH))
             for start in range(0, len(todo), size):
                 tasks.append(asyncio.ensure_future(run_batch(p, todo[start:start + size])))
-        run_id = run_ref if isinstance(run_ref, str) else None
         try:
             for next_done in asyncio.as_completed(tasks):
-                p, batch, scores, elapsed = await next_done
-                if run_id is None:  # the store is still opening: wait for the run to exist
-                    run_id = await asyncio.wrap_future(run_ref)
+                p, batch, scores, elapsed, stop = await next_done
                 self._record(run_id, p, batch, scores, elapsed)
                 self.on_progress(len(batch))
+                if stop is not None:
+                    raise stop
                 if self.max_errors is not None and self.errors > self.max_errors:
                     raise RunAborted(f"stopped after {self.errors} errors (--max-errors {self.max_errors})")
         finally:
             for task in tasks:
                 task.cancel()
-            threads.shutdown(wait=False, cancel_futures=True)
-            if processes is not None:
-                processes.shutdown(wait=False, cancel_futures=True)
 
     def _record(self, run_id: str, p: PreparedScorer, batch: list[Case], scores: list[Any], elapsed: float) -> None:
         per_case_ms = elapsed * 1000 / max(1, len(batch))
@@ -318,11 +388,65 @@ class Runner:
             })
         self.store.write_results(run_id, rows)
 
+    def totals(self, run_id: str, prepared: list[PreparedScorer], elapsed: float,
+               generator: PreparedGenerator | None = None) -> dict[str, Any]:
+        """Summary statistics and corpus-level metrics per scorer (the aggregate stage)."""
+        from .stats import summarize
 
-def _plugin_versions(names: set[str]) -> dict[str, str | None]:
-    from .plugins import plugin_infos
+        scorers = {}
+        for p in prepared:
+            summary = summarize(self.store.outcomes(run_id, p.name))
+            summary["aggregate"], error = self._aggregate(run_id, p)
+            if error:
+                summary["aggregate_error"] = error
+            scorers[p.name] = summary
+        totals: dict[str, Any] = {"duration_s": round(elapsed, 3), "scorers": scorers}
+        usage = merge_usage(self.previous_usage, self.runtime.usage() if self.runtime is not None else None)
+        if usage is not None:
+            totals["usage"] = usage
+        if generator is not None:
+            candidates = self.store.candidates(run_id).values()
+            totals["generation"] = {"generated": sum(1 for c in candidates if c.details is not None or c.error),
+                                    "errors": sum(1 for c in candidates if c.error)}
+        return totals
 
-    return {i.name: ((i.version or __version__) if i.builtin else i.version) for i in plugin_infos() if i.name in names}
+    def _aggregate(self, run_id: str, p: PreparedScorer) -> tuple[dict[str, float], str | None]:
+        if type(p.scorer).aggregate is Scorer.aggregate:
+            return {}, None
+        try:
+            metrics = p.scorer.aggregate(self.store.scores(run_id, p.name))
+            clean = {}
+            for key, value in dict(metrics).items():
+                number = float(value)
+                if math.isnan(number):
+                    raise ValueError(f"metric {key!r} is NaN")
+                clean[str(key)] = number
+            return clean, None
+        except Exception as exc:  # recorded with the run, like a scorer error: never a fake number
+            return {}, Score.failure(exc).error
+
+
+def merge_usage(before: dict[str, Any] | None, now: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A resumed run's usage: what earlier sessions spent plus this one (numbers added; a cost
+    unknown in either stays unknown only if nothing was priced)."""
+    if not before or not now:
+        return now or before
+    out = dict(now)
+    for key, value in before.items():
+        if key in ("cost", "max_cost", "by_model"):
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(now.get(key), (int, float)):
+            out[key] = now[key] + value
+    costs = [c for c in (before.get("cost"), now.get("cost")) if c is not None]
+    out["cost"] = sum(costs) if costs else None
+    out["cost_complete"] = bool(before.get("cost_complete", True) and now.get("cost_complete", True))
+    by_model = {k: dict(v) for k, v in (before.get("by_model") or {}).items()}
+    for model, numbers in (now.get("by_model") or {}).items():
+        merged = by_model.setdefault(model, {})
+        for key, value in numbers.items():
+            merged[key] = merged.get(key, 0) + value if isinstance(value, (int, float)) else value
+    out["by_model"] = by_model
+    return out
 
 
 def _python_version() -> str:

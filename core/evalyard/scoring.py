@@ -12,10 +12,16 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .errors import ConfigError
+from .errors import ConfigError, StopRun
 
-#: Case fields a scorer may require. ``metadata.KEY`` requires one metadata key.
+#: The fields of a case: the one list that loaders, suites and scorers' ``requires`` check against.
+#: ``metadata.KEY`` in ``requires`` asks for one metadata key.
 CASE_FIELDS = ("id", "input", "candidate", "reference", "context", "metadata")
+TEXT_FIELDS = ("input", "candidate", "reference")
+
+#: Keys the platform reads beside a scorer's config (suite files, ``--scorer NAME:key=value``);
+#: no scorer's Config may use them, so a user's ``threshold`` always means the pass threshold.
+PLATFORM_KEYS = frozenset({"threshold", "batch_size"})
 
 
 @dataclass(slots=True)
@@ -88,10 +94,16 @@ class Scorer:
     - ``higher_is_better``: direction used by ``compare`` and thresholds.
     - ``labels``: for categorical scorers, the possible labels.
     - ``threshold``: default pass threshold on ``value`` (None: no pass/fail).
-    - ``executor``: ``"inline"`` (cheap CPU work, run in the runner's thread pool),
-      ``"process"`` (CPU-heavy, run in worker processes) or ``"async"`` (model calls).
+    - ``executor``: where batches run: ``"inline"`` (cheap CPU work, the runner's thread
+      pool), ``"process"`` (CPU-heavy pure Python, worker processes), ``"async"`` (model
+      calls, the event loop), or an executor a plugin registered.
     - ``Config``: a dataclass of typed settings with defaults; values given by
       users are checked and converted before any scoring starts.
+    - ``renamed_options``: ``{old: new}`` for config options that were renamed, so the old
+      spelling is refused with a message naming the new one.
+
+    Corpus-level metrics (over all of a run's results: ratios, micro averages, pass@k)
+    come from ``aggregate``; they are stored with the run and compared like means.
     """
 
     name: ClassVar[str] = ""
@@ -103,6 +115,7 @@ class Scorer:
     threshold: ClassVar[float | None] = None
     executor: ClassVar[str] = "inline"
     batch_size: ClassVar[int] = 256
+    renamed_options: ClassVar[dict[str, str]] = {}
 
     @dataclass
     class Config:
@@ -119,7 +132,22 @@ class Scorer:
     @classmethod
     def make_config(cls, values: dict[str, Any] | None = None) -> Any:
         """Build ``Config`` from user values (strings from the CLI or typed YAML values)."""
-        return build_config(cls.Config, values or {}, owner=cls.name or cls.__name__)
+        values = values or {}
+        owner = cls.name or cls.__name__
+        for key in values:
+            if key in cls.renamed_options:
+                raise ConfigError(f"{owner}: config option {key!r} is now called {cls.renamed_options[key]!r}")
+            if key in PLATFORM_KEYS:
+                raise ConfigError(
+                    f"{owner}: {key!r} is not a config option but the platform's {key}: give it beside the "
+                    f"config (suite: `{key}:` in the scorer's entry; command line: -s {owner}:{key}=VALUE)")
+        return build_config(cls.Config, values, owner=owner)
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        """What decides this scorer's values besides the case: stored with every run, and
+        compared by ``evalyard compare``. Model-based scorers add their model and the
+        hash of their prompt template."""
+        return {"version": type(self).version, "config": self.config_dict()}
 
     def config_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self.config) if dataclasses.is_dataclass(self.config) else {}
@@ -158,36 +186,83 @@ class Scorer:
         async def one(case: Case) -> Score:
             try:
                 return await self.ascore(case)
+            except StopRun:  # a clean stop of the whole run, not this case's error
+                raise
             except Exception as exc:
                 return Score.failure(exc)
 
         return list(await asyncio.gather(*(one(c) for c in cases)))
 
+    def setup(self, runtime: Any) -> None:
+        """Called once per run before anything is stored, with the run's ``evalyard.runtime.Runtime``
+        (judge model, prompt library, model layer). Take what the scorer needs and raise
+        ``evalyard.ConfigError`` for a configuration that cannot work. The default does nothing."""
+
+    def aggregate(self, scores: list[Score]) -> dict[str, float]:
+        """Corpus-level metrics over all of a run's scores for this scorer (errors included,
+        with ``error`` set). Return metric name -> number; the default has none."""
+        return {}
+
     def close(self) -> None:
         """Release resources (models, worker processes) when a run ends."""
 
 
+@dataclass(slots=True)
+class Generation:
+    """What a generator produced for one case: the text, or an error (never an empty stand-in)."""
+
+    text: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] | None = None
+    error: str | None = None
+
+
 class Generator:
-    """Base class for generators: produce text (candidate outputs, checklists) for a case."""
+    """Base class for generators: produce text for a case (a candidate output from the model
+    under test, a checklist). The runner's generate stage fills missing candidates with one.
+
+    Implement ``generate`` (sync) or ``agenerate`` (async); return the text or a ``Generation``.
+    """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     version: ClassVar[str] = "1"
+    requires: ClassVar[tuple[str, ...]] = ("input",)
 
     @dataclass
     class Config:
         pass
 
     def __init__(self, config: Any = None, **options: Any) -> None:
-        self.config = config if config is not None else build_config(self.Config, options, owner=self.name)
+        self.config = config if config is not None else self.make_config(options)
 
-    def generate(self, case: Case) -> str:
-        raise NotImplementedError
+    @classmethod
+    def make_config(cls, values: dict[str, Any] | None = None) -> Any:
+        return build_config(cls.Config, values or {}, owner=cls.name or cls.__name__)
 
-    async def agenerate(self, case: Case) -> str:
+    def config_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self.config) if dataclasses.is_dataclass(self.config) else {}
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        return {"version": type(self).version, "config": self.config_dict()}
+
+    def setup(self, runtime: Any) -> None:
+        """As ``Scorer.setup``: called once per run before anything is stored."""
+
+    def required_fields(self) -> tuple[str, ...]:
+        """Fields each case must carry for this generator; override when the config changes them."""
+        return tuple(self.requires)
+
+    def generate(self, case: Case) -> "str | Generation":
+        raise NotImplementedError(f"{type(self).__name__} implements neither generate() nor agenerate()")
+
+    async def agenerate(self, case: Case) -> "str | Generation":
         import asyncio
 
         return await asyncio.to_thread(self.generate, case)
+
+    def close(self) -> None:
+        """Release resources when a run ends."""
 
 
 # -- typed configuration ------------------------------------------------
@@ -275,6 +350,10 @@ def build_config(config_class: type, values: dict[str, Any], owner: str = "") ->
     except ValueError as exc:  # __post_init__ validation
         raise ConfigError(f"{owner}: {exc}") from None
     return config
+
+
+def config_field_names(config_class: type) -> list[str]:
+    return [f.name for f in dataclasses.fields(config_class)] if dataclasses.is_dataclass(config_class) else []
 
 
 def describe_config(config_class: type) -> list[dict[str, Any]]:

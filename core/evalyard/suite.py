@@ -27,6 +27,10 @@ class Suite:
     description: str = ""
     scorers: list[ScorerSpec] = field(default_factory=list)
     source: str = ""
+    #: provider settings per model string (``api_base``, ``api_key_env``, extra parameters)
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the suite's own prompt-template directories (absolute), after the user's
+    prompt_dirs: list[str] = field(default_factory=list)
 
     @property
     def version(self) -> str:

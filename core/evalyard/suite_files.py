@@ -21,11 +21,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, PluginError
 from .registry import Registry
+from .scoring import CASE_FIELDS, Case
 from .suite import ScorerSpec, Suite
 
-SUITE_KEYS = ("name", "description", "data", "cases", "fields", "scorers", "thresholds", "version")
+SUITE_KEYS = ("name", "description", "data", "cases", "fields", "scorers", "thresholds", "models", "prompts")
+MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "supports_schema",
+              "supports_logprobs")
+
+#: Keys people try that mean something else here: refused with the reason instead of ignored.
+REFUSED_SUITE_KEYS = {
+    "version": "a suite's version is the hash of its cases, computed by evalyard; remove 'version' "
+               "(put a label in 'description' or 'name')",
+}
 
 
 class _LineDict(dict):
@@ -130,14 +139,31 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
 
 
 def load_data_file(path: Path, registry: Registry, field_map: dict[str, str] | None = None):
-    entry = registry.loaders.get(path.suffix.lower())
+    """Cases and their ``file:line`` origins from a data file, through the loader its extension names."""
+    entry = registry.loader_for(path.suffix)
     if entry is None:
-        known = ", ".join(sorted(registry.loaders)) or "none"
+        known = ", ".join(sorted({e.name for e in registry.loaders})) or "none"
         raise InputError(f"no loader for {path.suffix or 'files without an extension'} (known: {known}, .yaml)",
                          path=str(path))
     if not path.is_file():
         raise InputError("file not found", path=str(path))
-    return entry.obj(path, field_map or {})
+    loaded = entry.obj(path, field_map or {})
+    # The hook allows a list of cases, or (cases, origins) to name each case's line.
+    if isinstance(loaded, tuple) and len(loaded) == 2:
+        cases, origins = loaded
+    else:
+        cases, origins = loaded, None
+    if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
+        raise PluginError(f"loader for {path.suffix} from plugin {entry.plugin!r} returned "
+                          f"{type(cases).__name__}, not a list of evalyard.Case")
+    if origins is None or len(origins) != len(cases):
+        origins = [str(path)] * len(cases)
+    if not cases:
+        raise InputError("the file has no cases", path=str(path), line=1)
+    from .builtins.loaders import check_unique_ids
+
+    check_unique_ids(cases, origins)
+    return cases, list(origins)
 
 
 def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
@@ -149,17 +175,24 @@ def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
         cases, origins = load_data_file(path, registry)
         return Suite(name=path.stem, cases=cases, source=str(path)), origins
 
+    from .builtins.loaders import read_text
+
     yaml, loader = _yaml_loader()
+    text = read_text(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            doc = yaml.load(handle, Loader=loader)  # noqa: S506 - a SafeLoader subclass
+        doc = yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(f"malformed YAML: {problem}", path=str(path), line=mark.line + 1 if mark else None) from None
+    except RecursionError:
+        raise InputError("YAML nested too deeply", path=str(path), line=1) from None
     sp = str(path)
     if not isinstance(doc, dict):
         raise InputError("a suite file is a mapping with 'name' and 'cases' or 'data'", path=sp, line=1)
+    refused = [k for k in doc if k in REFUSED_SUITE_KEYS]
+    if refused:
+        raise InputError(REFUSED_SUITE_KEYS[refused[0]], path=sp, line=_line_of(doc), field=refused[0])
     unknown = [k for k in doc if k not in SUITE_KEYS]
     if unknown:
         raise InputError(f"unknown key (known: {', '.join(SUITE_KEYS)})", path=sp, line=_line_of(doc), field=unknown[0])
@@ -170,9 +203,9 @@ def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
     field_map = doc.get("fields") or {}
     if not isinstance(field_map, dict) or not all(isinstance(v, str) for v in field_map.values()):
         raise InputError("expected a mapping of case field to column name", path=sp, line=_line_of(doc), field="fields")
-    bad = [f for f in field_map if f not in ("id", "input", "candidate", "reference", "context", "metadata")]
+    bad = [f for f in field_map if f not in CASE_FIELDS]
     if bad:
-        raise InputError("not a case field (id, input, candidate, reference, context, metadata)", path=sp,
+        raise InputError(f"not a case field ({', '.join(CASE_FIELDS)})", path=sp,
                          line=_line_of(field_map), field=f"fields.{bad[0]}")
 
     if ("data" in doc) == ("cases" in doc):
@@ -203,5 +236,45 @@ def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
         raise InputError("the suite has no cases", path=sp, line=_line_of(doc), field="cases")
 
     scorers = _scorer_specs(doc.get("scorers"), doc.get("thresholds"), sp, _line_of(doc))
-    suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp)
+    models = _model_settings(doc.get("models"), sp, _line_of(doc))
+    prompts = doc.get("prompts") or []
+    if isinstance(prompts, str):
+        prompts = [prompts]
+    if not isinstance(prompts, list) or not all(isinstance(d, str) for d in prompts):
+        raise InputError("expected a directory or a list of directories", path=sp, line=_line_of(doc), field="prompts")
+    prompt_dirs = [str((path.parent / d).resolve()) for d in prompts]
+    for directory in prompt_dirs:
+        if not Path(directory).is_dir():
+            raise InputError(f"prompt directory {directory} does not exist", path=sp, line=_line_of(doc),
+                             field="prompts")
+    suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp, models=models,
+                  prompt_dirs=prompt_dirs)
     return suite, origins
+
+
+def _model_settings(raw: Any, path: str, line: int) -> dict[str, dict[str, Any]]:
+    """The suite's ``models:`` section: model string -> provider settings. Keys other than the
+    known settings are request parameters (``seed``, ``top_p``...)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError("expected a mapping of model string to settings", path=path, line=line, field="models")
+    out = {}
+    for model, settings in raw.items():
+        where = _line_of(settings, _line_of(raw, line))
+        if settings is None:
+            settings = {}
+        if not isinstance(model, str) or not isinstance(settings, dict):
+            raise InputError("expected settings (a mapping) for each model string", path=path, line=where,
+                             field=f"models.{model}")
+        for key in ("api_base", "api_key_env"):
+            if key in settings and not isinstance(settings[key], str):
+                raise InputError("expected text", path=path, line=where, field=f"models.{model}.{key}")
+        if "params" in settings and not isinstance(settings["params"], dict):
+            raise InputError("expected a mapping", path=path, line=where, field=f"models.{model}.params")
+        for key in ("concurrency", "rpm", "timeout"):
+            value = settings.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+                raise InputError("expected a positive number", path=path, line=where, field=f"models.{model}.{key}")
+        out[model] = dict(settings)
+    return out

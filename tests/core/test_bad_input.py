@@ -9,9 +9,18 @@ from testutil import write
 from evalyard.cli import cli
 
 
+APP = None
+
+
 def run_cli(*args):
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result
+    return CliRunner().invoke(cli, list(args), obj=APP, catch_exceptions=False)
+
+
+@pytest.fixture(autouse=True)
+def _this_tests_app(app):
+    """The CLI calls below run against this test's application (with its plugins)."""
+    global APP
+    APP = app
 
 
 def assert_one_line_error(result, *fragments, home=None):

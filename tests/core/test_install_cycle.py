@@ -28,7 +28,7 @@ def test_uninstall_and_reinstall_lexicon(evalyard_exe, cli_env):
         distribution("evalyard-lexicon")
     except PackageNotFoundError:
         pytest.skip("evalyard-lexicon is not installed in this environment")
-    env = {k: v for k, v in cli_env.items() if k != "EVALYARD_EXTRA_PLUGINS"}
+    env = {k: v for k, v in cli_env.items() if k not in ("EVALYARD_EXTRA_PLUGINS", "EVALYARD_LOAD_PLUGINS")}
     assert {_scorers(evalyard_exe, env).get(name) for name in LEXICON} == {"lexicon"}
     try:
         gone = subprocess.run([evalyard_exe, "uninstall", "evalyard-lexicon", "--yes"], env=env, capture_output=True,

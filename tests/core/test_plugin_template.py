@@ -23,7 +23,8 @@ def test_rendered_plugin_installs_and_passes_its_own_tests(tmp_path, cli_env, ev
     site = tmp_path / "site"  # install beside the venv, not into it
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
                     "--target", str(site), str(project)], check=True, capture_output=True)
-    env = dict(cli_env, PYTHONPATH=os.pathsep.join([str(site), cli_env["PYTHONPATH"]]))
+    env = dict(cli_env, PYTHONPATH=os.pathsep.join([str(site), cli_env["PYTHONPATH"]]),
+               EVALYARD_LOAD_PLUGINS="word_overlap")
     tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(project / "tests")],
                            env=env, capture_output=True, text=True, cwd=tmp_path)
     assert tests.returncode == 0, tests.stdout + tests.stderr

@@ -13,8 +13,18 @@ from testutil import write
 from evalyard.cli import cli
 
 
+APP = None
+
+
 def invoke(*args):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return CliRunner().invoke(cli, list(args), obj=APP, catch_exceptions=False)
+
+
+@pytest.fixture(autouse=True)
+def _this_tests_app(app):
+    """The CLI calls below run against this test's application (with its plugins)."""
+    global APP
+    APP = app
 
 
 def scripted_file(tmp_path, scripts, name="cases.jsonl"):
@@ -156,7 +166,9 @@ def test_scorers_and_plugins_listing(scripted_plugin):
     assert scorers["contains"]["requires"] == ["reference", "candidate"]
     plugins = {p["name"]: p for p in json.loads(invoke("plugins", "--json", "--all").output)}
     assert plugins["evalyard.builtins.loaders"]["hooks"] == ["register_loaders"]
-    assert plugins["scripted_scorers"]["hooks"] == ["register_scorers"]
+    assert plugins["scripted_scorers"]["hooks"] == ["register_generators", "register_scorers"]
+    assert plugins["evalyard.builtins.scorers"]["namespace"] == "evalyard"
+    assert scorers["contains"]["qualified"] == "evalyard/contains"
 
 
 def test_user_threshold_overrides_a_scorers_own_verdict(tmp_path, scripted_plugin):

@@ -14,8 +14,8 @@ def test_cli_import_and_scorer_listing_stay_light():
     code = (
         "import sys, json\n"
         "from evalyard.cli import cli\n"
-        "from evalyard.registry import get_registry\n"
-        "names = sorted(get_registry().scorers)\n"
+        "from evalyard import Application\n"
+        "names = sorted(e.name for e in Application().registry.scorers)\n"
         f"print(json.dumps({{'names': names, 'heavy': [m for m in {HEAVY!r} if m in sys.modules]}}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -24,26 +24,29 @@ def test_cli_import_and_scorer_listing_stay_light():
     assert data["heavy"] == []
 
 
-# The console script turns the cyclic collector off during start-up (console.py); every
-# command must get it back before its real work: at once, or when it opens the database.
-_GC_PROBE = (
-    "import atexit, gc, sys\n"
-    "atexit.register(lambda: print('gc', gc.isenabled(), gc.get_freeze_count() > 0, file=sys.stderr))\n"
-    "sys.argv = ['evalyard'] + sys.argv[1:]\n"
-    "from evalyard.console import main\n"
-    "main()\n"
-)
-
-
-def _gc_state_at_exit(*args: str) -> str:
-    out = subprocess.run([sys.executable, "-c", _GC_PROBE, *args], capture_output=True, text=True)
+def test_a_plugins_non_daemon_thread_finishes_its_work_at_exit(cli_env, evalyard_exe, tmp_path):
+    """Model clients flush logs and usage from background threads: the CLI exits through the
+    interpreter's normal shutdown, which waits for non-daemon threads (no os._exit)."""
+    marker = tmp_path / "flushed.txt"
+    plugin = tmp_path / "threaded_plugin.py"
+    plugin.write_text(
+        "import threading, time\n"
+        "from evalyard import hookimpl, Scorer, Score\n"
+        "class Slow(Scorer):\n"
+        "    name = 'slow_flush'\n"
+        "    def score(self, case):\n"
+        "        def flush():\n"
+        "            time.sleep(0.3)\n"
+        f"            open({str(marker)!r}, 'a').write(case.id + '\\n')\n"
+        "        threading.Thread(target=flush, daemon=False).start()\n"
+        "        return Score(value=1.0)\n"
+        "@hookimpl\n"
+        "def register_scorers(register):\n"
+        "    register(Slow)\n"
+    )
+    data = tmp_path / "c.jsonl"
+    data.write_text('{"id": "a", "candidate": "x"}\n{"id": "b", "candidate": "y"}\n')
+    out = subprocess.run([evalyard_exe, "run", str(data), "-s", "slow_flush"],
+                         env=dict(cli_env, EVALYARD_EXTRA_PLUGINS=str(plugin)), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    return [line for line in out.stderr.splitlines() if line.startswith("gc ")][-1]
-
-
-def test_console_script_restores_collection_for_commands_without_a_database():
-    assert _gc_state_at_exit("scorers", "--json") == "gc True True"
-
-
-def test_console_script_restores_collection_once_the_database_is_open(tmp_path):
-    assert _gc_state_at_exit("runs", "list", "--json", "--db", str(tmp_path / "e.db")) == "gc True True"
+    assert sorted(marker.read_text().split()) == ["a", "b"]

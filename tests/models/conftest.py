@@ -63,12 +63,6 @@ def run():
     return run
 
 
-async def gather_all(*coroutines):
-    """gather() for the run fixture, created on the loop that runs it."""
-    return await asyncio.gather(*coroutines)
-
-
-
 @pytest.fixture
 def fake_server():
     from evalyard.testing.fake_openai import FakeOpenAIServer, FakeServerConfig
@@ -83,7 +77,3 @@ def fake_server():
     yield start
     for server in servers:
         server.stop()
-
-
-def user(text):
-    return [{"role": "user", "content": text}]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
-from conftest import gather_all, user
+from model_helpers import gather_all, user
 
 from evalyard.models import ModelLayer, ModelSettings, RetryPolicy, p_yes
 

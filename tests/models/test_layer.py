@@ -6,7 +6,7 @@ import asyncio
 import time
 
 import pytest
-from conftest import gather_all, user
+from model_helpers import gather_all, user
 
 from evalyard.models import (AdaptiveLimit, CostLimitReached, MemoryCache, ModelCallError, ModelLayer, SQLCache,
                              UsageMeter, cache_key, cache_stats, clear_cache, key_inputs, parse_age)

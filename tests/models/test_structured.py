@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import user
+from model_helpers import user
 
 from evalyard.models import ModelSettings, StructuredOutputError
 from evalyard.models.structured import parse_json_answer

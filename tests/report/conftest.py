@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from report_helpers import evalyard
 from testutil import ROOT
 
 CHROMIUM = "/usr/bin/chromium"
@@ -32,13 +31,13 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 BASE_CANDIDATES = {"capital-au": "Canberra", "author-pp": "Jane Austen"}
 
 
+@pytest.fixture(autouse=True)
+def _installed_plugins(installed_plugins):
+    """Reports are made of runs with the installed plugins, as users make them."""
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "browser: drives a real headless Chromium (skipped, with the reason, when absent)")
-
-
-def evalyard(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    exe = Path(sys.executable).parent / "evalyard"
-    return subprocess.run([str(exe), *args], env=env, capture_output=True, text=True, cwd=ROOT, timeout=600)
 
 
 @dataclass
@@ -55,6 +54,7 @@ def runs(tmp_path_factory) -> Runs:
     work = tmp_path_factory.mktemp("report-runs")
     env = dict(os.environ, EVALYARD_HOME=str(work / "home"))
     env.pop("EVALYARD_DB", None)
+    env.pop("EVALYARD_LOAD_PLUGINS", None)
     db = f"sqlite:///{work / 'runs.db'}"
 
     lines = []

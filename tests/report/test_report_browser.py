@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import evalyard
+from report_helpers import evalyard
 
-from evalyard.compare import compare_runs
+from evalyard.comparison import compare_runs
 
 pytestmark = pytest.mark.browser
 

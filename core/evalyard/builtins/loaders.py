@@ -7,16 +7,16 @@ for case i, so later checks can name the exact line of a bad case.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..hookspecs import hookimpl
-from ..scoring import Case
+from ..scoring import CASE_FIELDS, TEXT_FIELDS, Case
 
-TEXT_FIELDS = ("input", "candidate", "reference")
-KNOWN_FIELDS = ("id",) + TEXT_FIELDS + ("context", "metadata")
+KNOWN_FIELDS = CASE_FIELDS
 
 
 def apply_field_map(record: dict[str, Any], field_map: dict[str, str]) -> dict[str, Any]:
@@ -77,6 +77,34 @@ def case_from_record(record: Any, *, path: str, line: int, index: int, field_map
     return Case(id=case_id, context=context, metadata=metadata, **texts)
 
 
+def read_text(path: str | Path) -> str:
+    """A data file's text: UTF-8 (a byte-order mark is dropped), or an InputError naming the line
+    of the first byte that is not UTF-8."""
+    path = str(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                         "save the file as UTF-8", path=path, line=line) from None
+
+
+def parse_json(text: str, path: str, line: int | None) -> Any:
+    """``json.loads`` with every failure as an InputError (malformed, or nested too deeply)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = line if line is not None else exc.lineno
+        raise InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=where) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", path=path, line=line or 1) from None
+
+
 def check_unique_ids(cases: list[Case], origins: list[str]) -> None:
     seen: dict[str, str] = {}
     for case, origin in zip(cases, origins):
@@ -91,28 +119,19 @@ def check_unique_ids(cases: list[Case], origins: list[str]) -> None:
 def load_jsonl(path: str | Path, field_map: dict[str, str] | None = None) -> tuple[list[Case], list[str]]:
     path = str(path)
     cases, origins = [], []
-    with open(path, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=line_no) from None
-            cases.append(case_from_record(record, path=path, line=line_no, index=len(cases), field_map=field_map or {}))
-            origins.append(f"{path}:{line_no}")
+    for line_no, line in enumerate(read_text(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        record = parse_json(line, path, line_no)
+        cases.append(case_from_record(record, path=path, line=line_no, index=len(cases), field_map=field_map or {}))
+        origins.append(f"{path}:{line_no}")
     check_unique_ids(cases, origins)
     return cases, origins
 
 
 def load_json(path: str | Path, field_map: dict[str, str] | None = None) -> tuple[list[Case], list[str]]:
     path = str(path)
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno) from None
+    data = parse_json(read_text(path), path, None)
     if isinstance(data, dict) and isinstance(data.get("cases"), list):
         data = data["cases"]
     if not isinstance(data, list):
@@ -127,18 +146,15 @@ def load_json(path: str | Path, field_map: dict[str, str] | None = None) -> tupl
 
 def _csv_value(column: str, value: str, path: str, line: int) -> Any:
     """CSV cells are text; context and metadata may hold JSON (a list / an object)."""
-    if column == "context" and value.startswith("["):
+    if (column == "context" and value.startswith("[")) or (column == "metadata" and value):
         try:
             return json.loads(value)
         except json.JSONDecodeError as exc:
-            raise InputError(f"malformed JSON list: {exc.msg}", path=path, line=line, field=column) from None
+            raise InputError(f"malformed JSON: {exc.msg}", path=path, line=line, field=column) from None
+        except RecursionError:
+            raise InputError("JSON nested too deeply", path=path, line=line, field=column) from None
     if column == "metadata":
-        if not value:
-            return None
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"malformed JSON object: {exc.msg}", path=path, line=line, field=column) from None
+        return None
     return value
 
 
@@ -146,7 +162,7 @@ def load_csv(path: str | Path, field_map: dict[str, str] | None = None) -> tuple
     path = str(path)
     cases, origins = [], []
     field_map = field_map or {}
-    with open(path, encoding="utf-8", newline="") as handle:
+    with io.StringIO(read_text(path), newline="") as handle:
         reader = csv.reader(handle, strict=True)
         try:
             header = next(reader)

@@ -1,29 +1,61 @@
 """The ``evalyard`` command line: a root group plus one module per command group.
 
-Only click is imported at start-up; each command imports what it needs when it
-runs, so ``evalyard --help`` stays fast however many plugins are installed.
+The root group gets its application from the click context (``obj``): the console script
+makes one from the environment, tests pass their own (``CliRunner().invoke(cli, args,
+obj=app)``). Commands that plugins add through ``register_commands`` belong to that
+application, so they are looked up through it. Only click is imported at start-up; each
+command imports what it needs when it runs.
 """
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from ..console import end_startup
-from ..errors import EvalyardError
-
-#: Commands whose start-up ends when they open the database (see console.py).
-_STORE_COMMANDS = frozenset({"run", "runs", "compare"})
+from ..errors import EvalyardError, InputError
+from . import cache, compare, plugin_new, plugins, prompts, report, run, runs
+from .options import CLIError, current_app
 
 
-class CLIError(click.ClickException):
-    """Bad usage or bad input: one line on stderr, exit code 2."""
+def _case_from_suite(spec: str) -> dict:
+    """``FILE:ID`` -> that case's fields, read by the same loaders as ``evalyard run``."""
+    path, sep, case_id = spec.rpartition(":")
+    if not sep or not path:
+        raise InputError(f"--case {spec!r}: expected FILE:ID")
+    suite, _ = current_app().load_suite(path)
+    for case in suite.cases:
+        if case.id == case_id:
+            return case.to_dict()
+    raise InputError(f"no case with id {case_id!r}", path=path)
 
-    exit_code = 2
+
+BUILTIN_COMMANDS = click.Group()
+for _module in (run, runs, compare, plugins, plugin_new, report):
+    _module.register(BUILTIN_COMMANDS)
+prompts.register(BUILTIN_COMMANDS, load_case=_case_from_suite,
+                 library_factory=lambda dirs: current_app().prompt_library(first_dirs=dirs))
+cache.register(BUILTIN_COMMANDS)
 
 
 class EvalyardGroup(click.Group):
+    """Built-in commands, then the application's plugin commands; evalyard errors become one line, exit 2."""
+
+    def list_commands(self, ctx):
+        names = set(BUILTIN_COMMANDS.commands)
+        names |= set(self._plugin_commands(ctx).commands)
+        return sorted(names)
+
+    def get_command(self, ctx, name):
+        command = BUILTIN_COMMANDS.commands.get(name)
+        if command is None:
+            command = self._plugin_commands(ctx).commands.get(name)
+        return command
+
+    def _plugin_commands(self, ctx) -> click.Group:
+        try:
+            return current_app(ctx).plugin_commands()
+        except EvalyardError as exc:
+            raise CLIError(str(exc)) from None
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
@@ -33,8 +65,7 @@ class EvalyardGroup(click.Group):
 
 @click.group(cls=EvalyardGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="evalyard")
-@click.pass_context
-def cli(ctx):
+def cli():
     """evalyard: evaluate LLM outputs with pluggable scorers; every run is kept.
 
     \b
@@ -44,57 +75,3 @@ def cli(ctx):
       evalyard runs list               the runs kept in the database
       evalyard compare BASE NEW        what changed between two runs
     """
-    if ctx.invoked_subcommand not in _STORE_COMMANDS:
-        end_startup()  # these commands have no database to load: collection back on now
-
-
-def _load_commands() -> None:
-    from . import compare, plugin_new, plugins, report, run, runs
-
-    for module in (run, runs, compare, plugins, plugin_new, report):
-        module.register(cli)
-    from ..plugins import get_plugin_manager
-
-    try:
-        get_plugin_manager().hook.register_commands(cli=cli)
-    except EvalyardError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(2)
-
-
-_load_commands()
-
-
-def main() -> None:
-    """The console script: run the command, then leave without the interpreter's teardown.
-
-    Once SQLAlchemy and pydantic are loaded, Python's own finalisation (clearing every
-    module, collecting every object) costs ~0.2 s of CPU -- a third of a small run.
-    Nothing is left to do by then: results are committed per batch and the store is
-    closed. So stdout/stderr are flushed, atexit handlers (plugins' clean-ups, logging)
-    run, and the process exits with the command's status.
-    """
-    try:
-        cli(prog_name="evalyard")
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    _exit_now(code)
-
-
-def _exit_now(code: object) -> None:
-    import atexit
-    import os
-
-    if code is None:
-        code = 0
-    elif not isinstance(code, int):  # sys.exit("message"): print it, status 1, as Python does
-        print(code, file=sys.stderr)
-        code = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe (evalyard ... | head): nothing more to say
-            code = code or 1
-    atexit._run_exitfuncs()
-    os._exit(code)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .options import db_option, echo_json, fmt, json_option, open_store, table
+from .options import current_app, db_option, echo_json, fmt, json_option, table
 
 
 @click.command()
@@ -15,17 +15,27 @@ from .options import db_option, echo_json, fmt, json_option, open_store, table
 @click.option("--top", default=5, show_default=True, type=click.IntRange(0), help="Regressed cases to list per scorer.")
 @click.option("--fail-on-regression", is_flag=True,
               help="Exit 1 when a scorer's 95% interval of the mean delta lies wholly on the worse side of zero.")
+@click.option("--strict", is_flag=True,
+              help="Refuse (exit 2) to compare scorers whose fingerprints (version, config, model, prompt) differ.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Also write JUnit XML for CI: one test case per case x scorer, plus each scorer's regression check.")
 @json_option
 @db_option
-def compare(base, new, top, fail_on_regression, junit_path, as_json, db_url):
+def compare(base, new, top, fail_on_regression, strict, junit_path, as_json, db_url):
     """Compare run NEW against run BASE, case by case (runs by id, id prefix, run name or suite name: its newest run)."""
-    from ..compare import compare_runs
-
-    store = open_store(db_url)
-    result = compare_runs(store, base, new, top=top)
+    result = current_app().compare(base, new, db=db_url, top=top)
+    for change in result["fingerprint_changes"]:
+        what = ", ".join(change["differs_in"]) or "its fingerprint"
+        verb = "refusing to compare" if strict else "compared anyway"
+        click.echo(f"{'Error' if strict else 'WARNING'}: scorer {change['scorer']!r} differs between the runs "
+                   f"in {what} ({verb})", err=True)
+    if strict and result["fingerprint_changes"]:
+        sys.exit(2)
     regressed = [name for name, s in result["scorers"].items() if s["regressed"]]
+    if junit_path:
+        from ..junit import write_junit
+
+        write_junit(current_app().open_store(db_url), result["new"], junit_path, compare_with=result["base"])
     if as_json:
         echo_json(result)
     else:
@@ -45,13 +55,14 @@ def compare(base, new, top, fail_on_regression, junit_path, as_json, db_url):
                 click.echo(f"\n{name}: most regressed cases")
                 click.echo(table(["case", "base", "new", "delta"],
                                  [[w["case_id"], fmt(w["base"]), fmt(w["new"]), fmt(w["delta"])] for w in s["worst_cases"]]))
+        for name, s in result["scorers"].items():
+            for metric, values in s["aggregate"].items():
+                delta = values["delta"]
+                click.echo(f"{name} aggregate {metric}: {fmt(values['base'])} -> {fmt(values['new'])}"
+                           + (f" ({'+' if delta >= 0 else ''}{fmt(delta)})" if delta is not None else ""))
         for key, label in (("only_in_base", "only in base"), ("only_in_new", "only in new")):
             if result[key]:
                 click.echo(f"{label}: {', '.join(result[key])}")
-    if junit_path:
-        from ..junit import write_junit
-
-        write_junit(store, result["new"], junit_path, compare_with=result["base"])
     if fail_on_regression and regressed:
         click.echo(f"FAILED: regression in {', '.join(regressed)}", err=True)
         sys.exit(1)

@@ -15,13 +15,25 @@ db_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 
 
-def open_store(db_url: str | None):
-    from ..console import end_startup
-    from ..store import Store
+class CLIError(click.ClickException):
+    """Bad usage or bad input: one line on stderr, exit code 2."""
 
-    store = Store(db_url)
-    end_startup()  # the database layer is loaded: the console script's start-up is over
-    return store
+    exit_code = 2
+
+
+def current_app(ctx: click.Context | None = None):
+    """The application of this invocation: the one passed as the context's ``obj``, or one
+    made from the environment on first use."""
+    root = (ctx or click.get_current_context()).find_root()
+    if root.obj is None:
+        from ..app import Application
+
+        root.obj = Application()
+    return root.obj
+
+
+def open_store(db_url: str | None):
+    return current_app().open_store(db_url)
 
 
 def echo_json(data: Any) -> None:

@@ -7,23 +7,26 @@ import sys
 
 import click
 
-from .options import echo_json, json_option, table
+from .options import current_app, echo_json, json_option, table
 
 
 @click.command()
 @json_option
-def scorers(as_json):
+@click.option("--prompts-dir", "prompts_dirs", multiple=True, type=click.Path(file_okay=False),
+              help="Also list the prompt scorers that templates in this directory declare (repeatable).")
+def scorers(as_json, prompts_dirs):
     """List scorers: name, plugin, required case fields, config fields and defaults."""
-    from ..registry import get_registry
     from ..scoring import describe_config
 
-    registry = get_registry()
+    app = current_app()
+    app.use_prompt_dirs(prompts_dirs)
+    registry = app.registry
     data = []
-    for name in sorted(registry.scorers):
-        entry = registry.scorers[name]
+    for entry in registry.scorers:
         cls = entry.obj
         data.append({
-            "name": name, "plugin": entry.plugin, "version": cls.version, "description": cls.description,
+            "name": registry.scorers.display_name(entry), "qualified": entry.qualified, "plugin": entry.plugin,
+            "version": cls.version, "description": cls.description,
             "requires": list(cls.requires), "higher_is_better": cls.higher_is_better, "labels": list(cls.labels),
             "threshold": cls.threshold, "executor": cls.executor, "config": describe_config(cls.Config),
         })
@@ -50,11 +53,10 @@ def _short(value) -> str:
 @click.option("--all", "show_all", is_flag=True, help="Include the core's built-in plugins.")
 def plugins(as_json, show_all):
     """List loaded plugins: name, version and the hooks each implements."""
-    from ..plugins import plugin_infos
-
     data = [
-        {"name": i.name, "version": i.version, "distribution": i.distribution, "builtin": i.builtin, "hooks": i.hooks}
-        for i in plugin_infos() if show_all or not i.builtin
+        {"name": i.name, "namespace": i.namespace, "version": i.version, "distribution": i.distribution,
+         "builtin": i.builtin, "hooks": i.hooks}
+        for i in current_app().host.infos() if show_all or not i.builtin
     ]
     if as_json:
         echo_json(data)

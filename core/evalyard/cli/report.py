@@ -47,7 +47,7 @@ def serve(db_url, host, port):
     Needs Flask: pip install 'evalyard[serve]'.
     """
     from ..report.serve import FlaskMissing, make_server
-    from . import CLIError
+    from .options import CLIError
 
     store = open_store(db_url)
     try:

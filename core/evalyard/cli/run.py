@@ -6,12 +6,10 @@ import sys
 
 import click
 
-from .options import db_option, echo_json, json_option, open_store, stats_table
+from .options import CLIError, current_app, db_option, echo_json, json_option, stats_table
 
 
 def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
-    from . import CLIError
-
     checks = []
     for text in values:
         name, eq, number = text.partition("=")
@@ -24,6 +22,17 @@ def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
     return checks
 
 
+def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
+    if not text:
+        return None, {}
+    from ..suite_files import parse_scorer_option
+
+    spec = parse_scorer_option(text)
+    if spec.threshold is not None:
+        raise CLIError(f"--generator {text!r}: a generator has no threshold")
+    return spec.name, spec.config
+
+
 @click.command()
 @click.argument("suite", required=False, type=click.Path(dir_okay=False))
 @click.option("--scorer", "-s", "scorers", multiple=True, metavar="NAME[:key=value,...]",
@@ -31,128 +40,190 @@ def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
 @json_option
 @click.option("--fail-under", multiple=True, metavar="NAME=VALUE",
               help="Exit 1 when scorer NAME's mean is below VALUE (repeatable).")
-@click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted run: score only what is missing.")
-@click.option("--concurrency", "-j", default=4, show_default=True, type=click.IntRange(1, 256),
-              help="Batches scored at once.")
+@click.option("--fail-on-error", type=click.FloatRange(0, 1), default=None, metavar="RATIO",
+              help="Exit 1 when more than this share of results are scorer errors "
+                   "(default: only when every result is an error).")
+@click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted run: do only what is missing.")
+@click.option("--concurrency", "-j", default=4, show_default=True, type=click.IntRange(1, 1024),
+              help="Model requests in flight (async scorers and generators), batches in flight (others).")
+@click.option("--executor", metavar="NAME", help="Run every non-async scorer on this executor (inline, process, "
+              "or one a plugin registers).")
+@click.option("--generator", "-g", metavar="NAME[:key=value,...]",
+              help="Fill cases that have no candidate with this generator before scoring.")
 @click.option("--max-errors", type=click.IntRange(0), default=None,
               help="Stop the run once more than this many scorer errors occurred.")
 @click.option("--name", default="", help="A name for the run (default: its id).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Also write JUnit XML for CI: one test case per case x scorer.")
+@click.option("--judge-model", metavar="MODEL", envvar="EVALYARD_JUDGE_MODEL",
+              help="Model for judge scorers that name none (any litellm model string; env EVALYARD_JUDGE_MODEL).")
+@click.option("--model", "gen_model", metavar="MODEL",
+              help="Fill cases that have no candidate with this model's answers (the model under test).")
+@click.option("--prompt", "gen_prompt", metavar="TEMPLATE",
+              help="With --model: render this prompt template with each case instead of sending its input.")
+@click.option("--prompts-dir", "prompts_dirs", multiple=True, type=click.Path(file_okay=False),
+              help="A directory of your own prompt templates (repeatable); overrides built-in and plugin ones.")
+@click.option("--no-cache", is_flag=True, help="Call the models again instead of answering from the response cache.")
+@click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",
+              help="Stop the run cleanly (resumable) once model calls have cost this much.")
+@click.option("--verbose", "-v", is_flag=True, help="Log every model call's cache key inputs and hit or miss.")
 @db_option
-def run(suite, scorers, as_json, fail_under, resume_id, concurrency, max_errors, name, junit_path, db_url):
+def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, generator, max_errors,
+        name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, no_cache, max_cost, verbose, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
-    Exit codes: 0 ok, 1 a --fail-under check failed or the run stopped at
-    --max-errors, 2 bad usage or bad input (nothing is written then).
+    Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
+    --fail-on-error (by default: every result is an error), or the run stopped at
+    --max-errors; 2 bad usage or bad input (nothing is written then).
     """
-    from ..registry import get_registry
-    from ..runner import RunAborted, Runner, check_required_fields, prepare_scorers
-    from ..suite_files import load_suite, parse_scorer_option
-    from . import CLIError
-
+    app = current_app()
+    app.use_prompt_dirs(prompts_dirs)
+    if verbose:
+        _log_model_calls()
     checks = _parse_fail_under(fail_under)
-    registry = get_registry()
+    generator_name, generator_config = _parse_generator(generator)
+    if gen_prompt and not gen_model:
+        raise CLIError("--prompt renders the prompt for --model MODEL: give the model too")
+    if gen_model:
+        if generator:
+            raise CLIError("give either --model or --generator, not both")
+        generator_name = "model"
+        generator_config = {"model": gen_model, **({"prompt": gen_prompt} if gen_prompt else {})}
+    if resume_id and (scorers or suite or generator or executor or gen_model or max_cost is not None):
+        raise CLIError("--resume continues a run with its own suite, scorers, generator and limits; "
+                       "give only the run id")
+    if not resume_id and not suite:
+        raise CLIError("give a SUITE file, or --resume RUN_ID")
 
-    if resume_id:
-        if scorers:
-            raise CLIError("--resume continues a run with its own scorers; drop --scorer")
-        store = open_store(db_url)
-        run_row = store.get_run(resume_id)
-        if run_row.status == "completed":
-            raise CLIError(f"run {run_row.id} is already completed")
-        from ..suite import ScorerSpec
-
-        specs = [ScorerSpec(s["name"], s["config"], s.get("threshold"), origin=f"run {run_row.id}")
-                 for s in run_row.scorers]
-        prepared = prepare_scorers(specs, registry)
-        cases = store.run_cases(run_row)
-        run_id, suite_name = run_row.id, store.suite_of(run_row).name
-    else:
-        if not suite:
-            raise CLIError("give a SUITE file, or --resume RUN_ID")
-        loaded, origins = load_suite(suite, registry)
-        specs = [parse_scorer_option(s) for s in scorers] if scorers else loaded.scorers
-        if scorers:  # a suite's own config for a scorer still applies when --scorer names it
-            by_name = {s.name: s for s in loaded.scorers}
-            for spec in specs:
-                base = by_name.get(spec.name)
-                if base:
-                    spec.config = {**base.config, **spec.config}
-                    spec.threshold = spec.threshold if spec.threshold is not None else base.threshold
-        prepared = prepare_scorers(specs, registry)
-        check_required_fields(loaded.cases, origins, prepared)
-        # Only now, with all input checked, does anything touch the database.
-        store = None
-        cases, suite_name = loaded.cases, loaded.name
-        run_id = None
-
-    unknown = [n for n, _ in checks if n not in {p.name for p in prepared}]
-    if unknown:
-        raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
-
-    runner = Runner(store, concurrency=concurrency, max_errors=max_errors)
-    total = (sum(len(todo) for _, todo in runner.pending(run_id, cases, prepared)) if resume_id
-             else len(cases) * len(prepared))
-    bar = None
-    if sys.stderr.isatty() and not as_json and total:
-        bar = click.progressbar(length=total, label="scoring", file=sys.stderr, show_pos=True)
-        bar.__enter__()
-        runner.on_progress = bar.update
-    aborted = None
+    progress = _Progress(enabled=sys.stderr.isatty() and not as_json)
+    started: list[str] = []
     try:
         if resume_id:
-            totals = runner.execute(run_id, cases, prepared)
+            progress.start(app.pending_count(resume_id, db_url))
+            result = app.resume(resume_id, db=db_url, concurrency=concurrency, max_errors=max_errors,
+                                on_progress=progress.update)
         else:
-            totals = runner.execute_new(loaded, prepared, lambda: open_store(db_url), name=name, source=str(suite))
-            run_id, store = runner.run_id, runner.store
+            plan = app.plan(suite, list(scorers) or None, name=name, executor=executor, generator=generator_name,
+                            generator_config=generator_config, judge_model=judge_model, use_cache=not no_cache,
+                            max_cost=max_cost, concurrency=concurrency)
+            unknown = [n for n, _ in checks if n not in plan.scorer_names]
+            if unknown:
+                raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
+            result = app.execute(
+                plan, db=db_url, concurrency=concurrency, max_errors=max_errors, on_progress=progress.update,
+                on_start=lambda run_id, total: (started.append(run_id), progress.start(total)),
+            )
     except KeyboardInterrupt:
-        if bar:
-            bar.__exit__(None, None, None)
-            bar = None
-        click.echo(f"\ninterrupted; results so far are kept. Resume with: evalyard run --resume {runner.run_id}",
-                   err=True)
+        progress.stop()
+        run_id = resume_id or (started[0] if started else None)
+        if run_id:
+            click.echo(f"\ninterrupted; results so far are kept. Resume with: evalyard run --resume {run_id}", err=True)
         sys.exit(130)
-    except RunAborted as exc:
-        aborted = str(exc)
-        run_id, store, totals = runner.run_id, runner.store, exc.totals
     finally:
-        if bar:
-            bar.__exit__(None, None, None)
+        progress.stop()
 
+    unknown = [n for n, _ in checks if n not in result.scorers]
+    if unknown:  # a resumed run's scorers are known only now
+        raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
     failed_checks = []
     for scorer_name, minimum in checks:
-        mean = totals["scorers"][scorer_name]["mean"]
+        mean = result.scorers[scorer_name]["mean"]
         if mean is None or mean < minimum:
             failed_checks.append({"scorer": scorer_name, "minimum": minimum, "mean": mean})
+    share = result.error_share
+    too_many_errors = share > fail_on_error if fail_on_error is not None else share == 1.0
 
-    run_row = store.get_run(run_id)
-    if as_json:
-        echo_json({
-            "run_id": run_id,
-            "name": run_row.name,
-            "suite": suite_name,
-            "status": run_row.status,
-            "cases": len(cases),
-            "duration_s": totals["duration_s"],
-            "scorers": totals["scorers"],
-            "failed_checks": failed_checks,
-            "error": aborted,
-        })
-    else:
-        click.echo(f"run {run_id}  suite {suite_name}  {len(cases)} cases  {run_row.status} in {totals['duration_s']:.2f}s")
-        click.echo(stats_table(totals["scorers"]))
-        for check in failed_checks:
-            click.echo(f"FAILED: {check['scorer']} mean {check['mean']} is below {check['minimum']}", err=True)
-        if aborted:
-            click.echo(f"FAILED: {aborted}. Resume with: evalyard run --resume {run_id}", err=True)
     if junit_path:
         from ..junit import write_junit
 
-        write_junit(store, run_id, junit_path)
-    store.close()
-    if failed_checks or aborted:
+        write_junit(app.open_store(db_url), result.run_id, junit_path)
+    if as_json:
+        data = result.to_dict()
+        data["failed_checks"] = failed_checks
+        data["error_share"] = share
+        echo_json(data)
+    else:
+        click.echo(f"run {result.run_id}  suite {result.suite}  {result.cases} cases  {result.status} "
+                   f"in {result.duration_s:.2f}s")
+        click.echo(stats_table(result.scorers))
+        for line in aggregate_lines(result.scorers):
+            click.echo(line)
+        if result.usage:
+            click.echo(usage_line(result.usage))
+    for check in failed_checks:
+        click.echo(f"FAILED: {check['scorer']} mean {check['mean']} is below {check['minimum']}", err=True)
+    if too_many_errors:
+        limit = f"more than {fail_on_error:.0%}" if fail_on_error is not None else "every result"
+        click.echo(f"FAILED: {share:.0%} of results are scorer errors ({limit} tolerated: see "
+                   f"`evalyard runs export {result.run_id}` for the messages)", err=True)
+    if result.error:
+        click.echo(f"FAILED: {result.error}. Resume with: evalyard run --resume {result.run_id}", err=True)
+    if failed_checks or result.error or too_many_errors:
         sys.exit(1)
+
+
+def usage_line(usage: dict) -> str:
+    """Model calls, cache hits, tokens and cost (an unknown price is "unknown", never $0)."""
+    from ..models.usage import format_cost
+
+    return (f"model calls {usage.get('calls', 0)} ({usage.get('cache_hits', 0)} from cache, "
+            f"{usage.get('retries', 0)} retries)  tokens {usage.get('prompt_tokens', 0)} in / "
+            f"{usage.get('completion_tokens', 0)} out  cost {format_cost(usage.get('cost'), usage.get('cost_complete', True))}")
+
+
+def _log_model_calls() -> None:
+    """--verbose: each model call's cache key inputs and whether the cache answered it, on stderr."""
+    import json
+    import logging
+
+    class KeyInputs(logging.Formatter):
+        def format(self, record):
+            inputs = getattr(record, "key_inputs", None)
+            text = super().format(record)
+            return f"{text}\n  key inputs: {json.dumps(inputs, ensure_ascii=False, default=str)}" if inputs else text
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(KeyInputs("evalyard: %(message)s"))
+    logger = logging.getLogger("evalyard.models")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+
+
+def aggregate_lines(scorers: dict) -> list[str]:
+    """One line per scorer with corpus-level metrics (or a recorded aggregate error)."""
+    from .options import fmt
+
+    lines = []
+    for name, summary in scorers.items():
+        metrics = summary.get("aggregate") or {}
+        if metrics:
+            lines.append(f"{name} aggregate: " + ", ".join(f"{k}={fmt(v)}" for k, v in metrics.items()))
+        if summary.get("aggregate_error"):
+            lines.append(f"{name} aggregate error: {summary['aggregate_error']}")
+    return lines
+
+
+class _Progress:
+    """A progress bar on a terminal's stderr; nothing otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar = None
+        self.total = None
+
+    def start(self, total: int) -> None:
+        if self.enabled and self.bar is None and total:
+            self.bar = click.progressbar(length=total, label="scoring", file=sys.stderr, show_pos=True)
+            self.bar.__enter__()
+
+    def update(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
 
 
 def register(cli: click.Group) -> None:

@@ -59,12 +59,19 @@ def show(run_ref, as_json, db_url):
     store = open_store(db_url)
     run = store.get_run(run_ref)
     suite = store.suite_of(run)
-    scorer_stats = {s["name"]: summarize(store.outcomes(run.id, s["name"])) for s in run.scorers}
+    stored = (run.totals or {}).get("scorers") or {}
+    scorer_stats = {}
+    for s in run.scorers:  # live statistics (a running run too), with the stored corpus-level metrics
+        scorer_stats[s["name"]] = summarize(store.outcomes(run.id, s["name"]))
+        for key in ("aggregate", "aggregate_error"):
+            if key in stored.get(s["name"], {}):
+                scorer_stats[s["name"]][key] = stored[s["name"]][key]
     data = {
         "run_id": run.id, "name": run.name, "status": run.status,
         "suite": {"name": suite.name, "version": suite.version, "cases": suite.case_count, "source": suite.source},
         "created_at": run.created_at.isoformat(), "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-        "scorer_config": run.scorers, "versions": run.versions, "results": store.result_count(run.id),
+        "scorer_config": run.scorers, "generator": run.generator, "versions": run.versions,
+        "results": store.result_count(run.id),
         "scorers": scorer_stats,
     }
     if as_json:
@@ -75,9 +82,16 @@ def show(run_ref, as_json, db_url):
     click.echo(f"created {data['created_at'][:19]}  finished {(data['finished_at'] or '-')[:19]}")
     click.echo(f"versions {json.dumps(run.versions)}")
     for s in run.scorers:
-        click.echo(f"  {s['name']} v{s['version']} ({s['plugin']}) config={json.dumps(s['config'])} threshold={s['threshold']}")
+        click.echo(f"  {s['name']} v{s['version']} ({s['plugin']}) config={json.dumps(s['config'])} "
+                   f"threshold={s['threshold']} fingerprint={s.get('fingerprint', '-')}")
+    if run.generator:
+        click.echo(f"generator {run.generator['name']} config={json.dumps(run.generator.get('config'))}")
     click.echo(f"results {data['results']} of {suite.case_count * len(run.scorers)}")
     click.echo(stats_table(scorer_stats))
+    from .run import aggregate_lines
+
+    for line in aggregate_lines(scorer_stats):
+        click.echo(line)
 
 
 @runs.command("export")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from concurrent.futures import Future
 from typing import Any, Coroutine, TypeVar
 
 T = TypeVar("T")
@@ -50,6 +51,14 @@ class BackgroundLoop:
             raise RuntimeError("a sync model call from inside the model layer's own loop would wait for itself; "
                                "await the async method instead")
         return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
+
+    def submit(self, coroutine: Coroutine[Any, Any, T]) -> "Future[T]":
+        """Start ``coroutine`` on the loop and return its concurrent future (``cancel()`` cancels the task)."""
+        loop = self._start()
+        if threading.current_thread() is self._thread:
+            coroutine.close()
+            raise RuntimeError("cannot wait for the background loop from inside it; await the coroutine instead")
+        return asyncio.run_coroutine_threadsafe(coroutine, loop)
 
     def close(self) -> None:
         with self._lock:

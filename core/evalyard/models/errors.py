@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import StopRun
+
 
 class ModelCallError(Exception):
     """A model call that failed for good (after any retries).
@@ -37,7 +39,7 @@ class StructuredOutputError(Exception):
         return {"raw": self.raw, "parse_error": str(self)}
 
 
-class CostLimitReached(Exception):
+class CostLimitReached(StopRun):
     """The run's spending reached ``max_cost``; no further model calls are made.
 
     Raised before a call would start, so every answered call is kept and a resumed

@@ -254,7 +254,12 @@ class ModelLayer:
             # An OpenAI-compatible local server usually wants no key, but the client insists on one.
             kwargs["api_key"] = os.environ.get("OPENAI_API_KEY") or "no-key"
         if template:
-            kwargs["metadata"] = {"evalyard_template": template}
+            from .providers import is_custom
+
+            # Only our own providers read it (the scripted model matches rules on it); for the
+            # others litellm would build a logging payload from it on every call.
+            if is_custom(model):
+                kwargs["metadata"] = {"evalyard_template": template}
         return kwargs
 
     def _completion(self, model: str, response: Any, key: str, latency_ms: float, attempts: int) -> Completion:

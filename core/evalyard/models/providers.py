@@ -31,6 +31,11 @@ def add_custom_provider(name: str, handler: Any) -> None:
             _install(sys.modules["litellm"])
 
 
+def is_custom(model: str) -> bool:
+    """Whether ``model`` goes to one of our custom providers (``scripted/...`` and added ones)."""
+    return model.split("/", 1)[0] in _pending or model.startswith("scripted/")
+
+
 def _install(litellm: Any) -> None:
     existing = {entry["provider"]: entry for entry in (litellm.custom_provider_map or [])}
     for name, handler in _pending.items():

@@ -1,8 +1,8 @@
 """Prompt scorers: a template plus an answer shape, judged through the model layer.
 
-The core gives each scorer its model layer and prompt library before scoring
-(``scorer.models``, ``scorer.prompts``); a scorer built outside the core falls back to
-a private in-memory layer and the built-in library.
+The core hands each scorer the run's runtime before anything is stored (``setup``): its
+judge model, prompt library and model layer. A scorer used outside a run falls back to a
+private in-memory layer and the built-in library.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ class PromptScorer(Scorer):
     library) or ``template`` (a parsed template), and optionally ``answer``."""
 
     executor: ClassVar[str] = "async"
+    # Small batches: results are written batch by batch, and a judged case is slow, so an
+    # interrupted run keeps nearly every finished judgement as a result (and all as cache).
+    batch_size: ClassVar[int] = 8
     template_name: ClassVar[str] = ""
     template: ClassVar[PromptTemplate | None] = None
     answer: ClassVar[AnswerShape | None] = None
@@ -57,7 +60,8 @@ class PromptScorer(Scorer):
             if self.temperature is not None and not 0 <= self.temperature <= 2:
                 raise ValueError("temperature must be between 0 and 2")
 
-    #: Set by the core before scoring.
+    #: Set by ``setup`` (or by hand, outside a run).
+    runtime: Any = None
     models: Any = None
     prompts: Any = None
 
@@ -85,10 +89,15 @@ class PromptScorer(Scorer):
         except Exception:  # an unreadable template is reported when scoring starts
             return tuple(self.requires)
 
+    def setup(self, runtime: Any) -> None:
+        self.runtime = runtime
+        self.prompts = runtime.prompts
+        self.check_ready()
+
     def judge_model(self) -> str:
         """The model: the scorer's ``model``, else the run's judge model, else EVALYARD_JUDGE_MODEL."""
-        model = self.config.model or getattr(self.models, "judge_model", None) or os.environ.get(
-            "EVALYARD_JUDGE_MODEL")
+        model = (self.config.model or getattr(self.runtime, "judge_model", None)
+                 or getattr(self.models, "judge_model", None) or os.environ.get("EVALYARD_JUDGE_MODEL"))
         if not model:
             raise ConfigError(missing_model_message(self.name or type(self).__name__))
         return model
@@ -101,15 +110,17 @@ class PromptScorer(Scorer):
             raise ConfigError(f"scorer {self.name}: logprobs works with binary answers only "
                               f"(this template answers {shape.kind})")
 
-    def fingerprint(self) -> dict[str, Any]:
-        """What a run stores about this scorer: template hash, judge model, options."""
+    def fingerprint_data(self) -> dict[str, Any]:
+        """What decides this scorer's values: version and options, the judge model and the template's hash."""
         template = self.prompt_template()
-        return {"template": template.name, "template_hash": template.hash, "template_source": template.origin,
-                "model": self.judge_model(), "config": self.config_dict()}
+        return {**super().fingerprint_data(), "template": template.name, "template_hash": template.hash,
+                "template_source": template.origin, "model": self.judge_model()}
 
     def layer(self) -> Any:
         if self.models is not None:
             return self.models
+        if self.runtime is not None:
+            return self.runtime.models
         if self._own_layer is None:
             from ..models import ModelLayer
 

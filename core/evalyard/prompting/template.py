@@ -281,7 +281,7 @@ def _check_body(template: PromptTemplate, lines: list[str], end: int) -> None:
         unknown = sorted(meta.find_undeclared_variables(parsed) - allowed)
         if unknown:
             name = unknown[0]
-            hint = (f"add it to `fields`" if name in TEMPLATE_FIELDS
+            hint = ("add it to `fields`" if name in TEMPLATE_FIELDS
                     else f"case fields are {', '.join(TEMPLATE_FIELDS)}; author values go in `variables`")
             if first_line:
                 line = _find_line(lines, name, end + 1, len(lines))

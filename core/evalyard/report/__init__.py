@@ -6,8 +6,6 @@ base run), also served by ``evalyard serve``.
 
 from __future__ import annotations
 
-from typing import Any
-
 
 def build_report(store, run_ref: str, compare_ref: str | None = None,
                  nav: list[tuple[str, str]] | None = None) -> str:

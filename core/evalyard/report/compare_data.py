@@ -31,7 +31,7 @@ def fingerprint_changes(base, new) -> list[dict[str, Any]]:
 def gather_compare(store, base_ref: str, new_run, new_table: dict[str, Any]) -> dict[str, Any]:
     """Deltas of ``new_run`` against the run ``base_ref`` names, and the base's per-case values
     aligned with the new run's case order (for the case view)."""
-    from ..compare import compare_runs
+    from ..comparison import compare_runs
 
     base = store.get_run(base_ref)
     result = compare_runs(store, base.id, new_run.id, top=TOP_REGRESSED)

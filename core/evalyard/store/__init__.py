@@ -7,37 +7,20 @@ schema is created and upgraded by Alembic migrations when the store opens.
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
-from sqlalchemy import create_engine, delete, event, func, insert, select
+from sqlalchemy import create_engine, delete, event, func, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from ..errors import EvalyardError, UnknownNameError
-from ..scoring import Case
+from ..scoring import Case, Score
 from ..suite import Suite
 from .models import CandidateRow, CaseRow, ModelCallRow, ResultRow, RunRow, SuiteRow, utcnow
 
-__all__ = ["Store", "default_url", "CandidateRow", "CaseRow", "ModelCallRow", "ResultRow", "RunRow", "SuiteRow"]
-
-
-def data_dir() -> Path:
-    home = os.environ.get("EVALYARD_HOME")
-    if home:
-        return Path(home)
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("evalyard", appauthor=False))
-
-
-def default_url() -> str:
-    url = os.environ.get("EVALYARD_DB")
-    if url:
-        return url
-    return f"sqlite:///{data_dir() / 'evalyard.db'}"
+__all__ = ["Store", "CandidateRow", "CaseRow", "ModelCallRow", "ResultRow", "RunRow", "SuiteRow"]
 
 
 def _normalise_url(url: str) -> str:
@@ -60,7 +43,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
 
 #: The newest migration's revision id (a test checks it against the migration scripts).
 #: Knowing it lets an up-to-date database open without importing Alembic (~0.2 s).
-HEAD_REVISION = "0001_initial"
+HEAD_REVISION = "0002_generation"
 
 
 def _current_revision(engine: Engine) -> str | None:
@@ -124,8 +107,11 @@ def migrate(engine: Engine, *, create_new_directly: bool = True) -> None:
 
 
 class Store:
-    def __init__(self, url: str | None = None) -> None:
-        self.url = _normalise_url(url or default_url())
+    """The run history in one database. ``url``: any SQLAlchemy URL, or a SQLite file path
+    (the application decides the default: ``Settings.database_url``)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = _normalise_url(url)
         if self.url.startswith("sqlite:///") and not self.url.startswith("sqlite:///:memory:"):
             Path(self.url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -177,12 +163,13 @@ class Store:
     # -- runs ----------------------------------------------------------
     def create_run(
         self, suite_id: int, cases: list[Case], *, name: str, scorers: list[dict[str, Any]],
-        versions: dict[str, Any], source: str,
+        versions: dict[str, Any], source: str, generator: dict[str, Any] | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> str:
         run_id = uuid.uuid4().hex[:12]
         with Session(self.engine) as session:
             session.add(RunRow(id=run_id, name=name or run_id, suite_id=suite_id, scorers=scorers,
-                               versions=versions, source=source))
+                               versions=versions, source=source, generator=generator, settings=settings))
             session.flush()
             session.execute(
                 insert(CandidateRow), [{"run_id": run_id, "case_id": c.id, "text": c.candidate} for c in cases]
@@ -249,6 +236,32 @@ class Store:
                 for r in rows
             ]
 
+    def missing_candidates(self, run_id: str) -> set[str]:
+        """Case ids whose candidate is still to be generated (no text, no recorded error)."""
+        with self.engine.connect() as connection:
+            return set(connection.execute(
+                select(CandidateRow.case_id).where(CandidateRow.run_id == run_id, CandidateRow.text.is_(None),
+                                                   CandidateRow.error.is_(None))
+            ).scalars())
+
+    def write_candidates(self, run_id: str, rows: list[dict[str, Any]]) -> None:
+        """Store generated candidates (``case_id``, ``text``, ``details``, ``error``) in one transaction."""
+        if not rows:
+            return
+        with self.engine.begin() as connection:
+            for row in rows:
+                connection.execute(
+                    update(CandidateRow)
+                    .where(CandidateRow.run_id == run_id, CandidateRow.case_id == row["case_id"])
+                    .values(text=row.get("text"), details=row.get("details"), error=row.get("error"))
+                )
+
+    def candidates(self, run_id: str) -> dict[str, CandidateRow]:
+        with Session(self.engine) as session:
+            rows = session.execute(select(CandidateRow).where(CandidateRow.run_id == run_id)).scalars().all()
+            session.expunge_all()
+            return {r.case_id: r for r in rows}
+
     def set_status(self, run_id: str, status: str, totals: dict[str, Any] | None = None) -> None:
         with Session(self.engine) as session:
             row = session.get(RunRow, run_id)
@@ -295,6 +308,15 @@ class Store:
             query = query.order_by(ResultRow.id)
             for row in session.execute(query.execution_options(yield_per=1000)).scalars():
                 yield row
+
+    def scores(self, run_id: str, scorer: str) -> list[Score]:
+        """One scorer's results as Scores (what ``Scorer.aggregate`` receives), in order."""
+        query = (select(ResultRow.value, ResultRow.label, ResultRow.passed, ResultRow.details, ResultRow.error,
+                        ResultRow.usage)
+                 .where(ResultRow.run_id == run_id, ResultRow.scorer == scorer).order_by(ResultRow.id))
+        with Session(self.engine) as session:
+            return [Score(value=v, label=lb, passed=p, details=d or {}, error=e, usage=u)
+                    for v, lb, p, d, e, u in session.execute(query).all()]
 
     def outcomes(self, run_id: str, scorer: str) -> list[Any]:
         """(value, label, passed, error) of one scorer's results, in order: what a summary needs.

@@ -54,12 +54,20 @@ class RunRow(SQLModel, table=True):
     scorers: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
     versions: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
     totals: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    #: the generator that filled missing candidates (name, config, fingerprint), if any
+    generator: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
+    #: judge model, prompt directories, provider settings and spending limit, for --resume
+    settings: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = Field(default_factory=utcnow, index=True)
     finished_at: Optional[datetime] = None
 
 
 class CandidateRow(SQLModel, table=True):
-    """The candidate output each run scored for each case (a run is suite x candidates x scorers)."""
+    """The candidate output each run scored for each case (a run is suite x candidates x scorers).
+
+    A candidate the run's generator made carries the generator's ``details`` (model, template
+    hash, usage); ``text`` is NULL until it is generated, which is how a resumed run knows
+    what is left to generate. A generation that failed keeps its ``error``."""
 
     __tablename__ = "candidates"
     __table_args__ = (UniqueConstraint("run_id", "case_id", name="uq_candidates_run_case"),)
@@ -68,6 +76,8 @@ class CandidateRow(SQLModel, table=True):
     run_id: str = Field(foreign_key="runs.id", index=True)
     case_id: str
     text: Optional[str] = Field(default=None, sa_column=Column(Text))
+    details: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
+    error: Optional[str] = Field(default=None, sa_column=Column(Text))
 
 
 class ResultRow(SQLModel, table=True):

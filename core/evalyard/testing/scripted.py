@@ -27,6 +27,10 @@ It answers with:
 The first matching rule answers. No matching rule is an error naming the prompt.
 The rendered prompt is every message's content joined by blank lines.
 
+With ``EVALYARD_SCRIPTED_LOG=FILE`` set, every answer appends one line to FILE: the
+sha256 of the prompt it answered (so a test can count what a provider would have been
+asked, across processes).
+
 YAML files hold a list of rules (or ``rules:`` with the list); JSONL one rule a line.
 """
 
@@ -35,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import json
+import os
 import re
 import threading
 import time
@@ -234,6 +239,12 @@ class ScriptedModel(_Base):  # type: ignore[misc,valid-type]
         response = litellm.ModelResponse(choices=[choice], usage=usage, model=f"scripted/{model}")
         if rule.usage.get("cost") is not None:
             response._hidden_params["evalyard_cost"] = float(rule.usage["cost"])
+        log = os.environ.get("EVALYARD_SCRIPTED_LOG")
+        if log:
+            import hashlib
+
+            with open(log, "a", encoding="utf-8") as handle:
+                handle.write(hashlib.sha256(prompt.encode()).hexdigest() + "\n")
         return rule, response
 
     def _fail(self, rule: Rule, model: str) -> Exception:

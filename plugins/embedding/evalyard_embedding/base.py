@@ -26,11 +26,11 @@ class ModelOptions:
     device: str | None = field(
         default=None, metadata={"help": "torch device (cpu, cuda, cuda:1, mps); default: cuda if available, else cpu"}
     )
-    batch_size: int = field(default=64, metadata={"help": "texts per forward pass of the model"})
+    encode_batch_size: int = field(default=64, metadata={"help": "texts per forward pass of the model"})
 
     def __post_init__(self) -> None:
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
+        if self.encode_batch_size < 1:
+            raise ValueError(f"encode_batch_size must be at least 1, got {self.encode_batch_size}")
         if not self.model.strip():
             raise ValueError("model must not be empty")
 
@@ -44,6 +44,8 @@ class EmbeddingScorer(Scorer):
 
     executor = "inline"
     batch_size = 256
+    # `batch_size` is the platform's (cases per batch); the model's own is `encode_batch_size`
+    renamed_options = {"batch_size": "encode_batch_size"}
 
     config: Any
 

@@ -147,7 +147,7 @@ class BertScore(EmbeddingScorer):
         baseline = self.baseline(layer)
         references = [c.reference for c in cases]
         candidates = [c.candidate for c in cases]
-        embedded = token_embeddings(loaded, references + candidates, layer, self.config.batch_size)
+        embedded = token_embeddings(loaded, references + candidates, layer, self.config.encode_batch_size)
         idf = self.idf_table(loaded, [embedded[r].ids for r in references])
         special = loaded.special_token_ids
 
@@ -159,7 +159,7 @@ class BertScore(EmbeddingScorer):
         prf = torch.zeros((len(cases), 3))
         if matched:
             pairs = [(embedded[cases[i].reference], embedded[cases[i].candidate]) for i in matched]
-            prf[matched] = precision_recall_f1(pairs, special, idf, self.config.batch_size)
+            prf[matched] = precision_recall_f1(pairs, special, idf, self.config.encode_batch_size)
         if baseline is not None:
             prf = rescale(prf, baseline)
 

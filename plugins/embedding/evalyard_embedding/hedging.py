@@ -98,7 +98,9 @@ class HedgingLanguage(EmbeddingScorer):
     version = "1"
     higher_is_better = False  # more hedging is worse
     labels = ("hedging", "not hedging")
-    threshold = 0.45
+    # The label line is the config's hedge_threshold and `passed` follows the label; a pass
+    # threshold set by the user (the platform's `threshold`) overrides `passed` only.
+    renamed_options = {"batch_size": "encode_batch_size", "threshold": "hedge_threshold"}
 
     @dataclass
     class Config(ModelOptions):
@@ -106,7 +108,7 @@ class HedgingLanguage(EmbeddingScorer):
             default_factory=lambda: list(DEFAULT_HEDGE_PHRASES),
             metadata={"help": "hedging phrases to compare with ('|'-separated on the command line)"},
         )
-        threshold: float = field(
+        hedge_threshold: float = field(
             default=0.45,
             metadata={"help": "label 'hedging' at or above this similarity (set for the default model and measure)"},
         )
@@ -121,7 +123,7 @@ class HedgingLanguage(EmbeddingScorer):
             default="cosine",
             metadata={
                 "help": "cosine of sentence embeddings, or BERTScore F1 (Arthur Bench's measure; its "
-                "values spread differently, so choose threshold for it)"
+                "values spread differently, so choose hedge_threshold for it)"
             },
         )
         layer: int | None = field(
@@ -166,7 +168,7 @@ class HedgingLanguage(EmbeddingScorer):
         return results  # type: ignore[return-value]  # every slot is filled above
 
     def _verdict(self, value: float, details: dict) -> Score:
-        hedging = value >= self.config.threshold
+        hedging = value >= self.config.hedge_threshold
         return Score(value=value, label="hedging" if hedging else "not hedging", passed=not hedging, details=details)
 
     def _best_matches(self, units: list[str]) -> dict[str, tuple[float, str]]:
@@ -189,7 +191,7 @@ class HedgingLanguage(EmbeddingScorer):
 
         loaded = self.loaded_model()
         # Phrases are embedded once per process: later batches hit the cache.
-        vectors = sentence_embeddings(loaded, list(self.config.phrases) + units, self.config.batch_size)
+        vectors = sentence_embeddings(loaded, list(self.config.phrases) + units, self.config.encode_batch_size)
         phrase_matrix = torch.stack([vectors[p] for p in self.config.phrases])
         unit_matrix = torch.stack([vectors[u] for u in units])
         return (unit_matrix @ phrase_matrix.T).clamp(-1.0, 1.0)
@@ -205,7 +207,7 @@ class HedgingLanguage(EmbeddingScorer):
                 raise ValueError("hedging_language: set layer for similarity=bertscore_f1 with this model")
             layer = BUNDLED_DEFAULT_LAYER
         phrases = self.config.phrases
-        embedded = token_embeddings(loaded, list(phrases) + units, layer, self.config.batch_size)
+        embedded = token_embeddings(loaded, list(phrases) + units, layer, self.config.encode_batch_size)
         pairs = [(embedded[phrase], embedded[unit]) for unit in units for phrase in phrases]
-        f1 = precision_recall_f1(pairs, loaded.special_token_ids, None, self.config.batch_size)[:, 2]
+        f1 = precision_recall_f1(pairs, loaded.special_token_ids, None, self.config.encode_batch_size)[:, 2]
         return f1.view(len(units), len(phrases))

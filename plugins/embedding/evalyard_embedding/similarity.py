@@ -51,7 +51,7 @@ class SemanticSimilarity(EmbeddingScorer):
 
         loaded = self.loaded_model()
         vectors = sentence_embeddings(
-            loaded, [c.reference for c in cases] + [c.candidate for c in cases], self.config.batch_size
+            loaded, [c.reference for c in cases] + [c.candidate for c in cases], self.config.encode_batch_size
         )
         # Vectors are unit length, so the dot product is the cosine; clamp float
         # rounding (identical texts can give 1.0000001).

@@ -110,26 +110,11 @@ class ExactMatch(Scorer):
         super().__init__(config, **options)
         self._normalise = _normaliser(self.config)
 
-    def score_batch(self, cases: list[Case]) -> list[Score]:
-        normalise = self._normalise
-        match, non_match = self.labels[1], self.labels[0]
-        results = []
-        for case in cases:
-            reference, candidate = case.reference, case.candidate
-            if reference is None or candidate is None:
-                results.append(missing_field(self.name, "reference" if reference is None else "candidate"))
-                continue
-            if normalise is not None:
-                try:
-                    reference, candidate = normalise(reference), normalise(candidate)
-                except Exception as exc:  # e.g. a non-string smuggled in through metadata tooling
-                    results.append(Score.failure(exc))
-                    continue
-            if reference == candidate:
-                results.append(Score(value=1.0, label=match))
-            else:
-                results.append(Score(value=0.0, label=non_match))
-        return results
-
     def score(self, case: Case) -> Score:
-        return self.score_batch([case])[0]
+        reference, candidate = case.reference, case.candidate
+        if reference is None or candidate is None:
+            return missing_field(self.name, "reference" if reference is None else "candidate")
+        if self._normalise is not None:
+            reference, candidate = self._normalise(reference), self._normalise(candidate)
+        matched = reference == candidate
+        return Score(value=float(matched), label=self.labels[matched])

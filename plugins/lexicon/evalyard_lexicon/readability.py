@@ -83,27 +83,14 @@ class Readability(Scorer):
             self._counter = counter
         return self._counter
 
-    def score_batch(self, cases: list[Case]) -> list[Score]:
-        counter = self._syllable_counter()
-        approximation = self._approximation
-        results = []
-        for case in cases:
-            text = case.candidate
-            if text is None:
-                results.append(missing_field(self.name, "candidate"))
-                continue
-            try:
-                value, n_words, n_sentences, n_syllables = flesch_reading_ease(text, counter)
-            except Exception as exc:  # one bad case must not sink the batch
-                results.append(Score.failure(exc))
-                continue
-            details = {"words": n_words, "sentences": n_sentences, "syllables": n_syllables}
-            if n_words == 0:
-                details["reason"] = _NO_WORDS
-            if approximation:
-                details.update(approximation)
-            results.append(Score(value=value, details=details))
-        return results
-
     def score(self, case: Case) -> Score:
-        return self.score_batch([case])[0]
+        text = case.candidate
+        if text is None:
+            return missing_field(self.name, "candidate")
+        value, n_words, n_sentences, n_syllables = flesch_reading_ease(text, self._syllable_counter())
+        details = {"words": n_words, "sentences": n_sentences, "syllables": n_syllables}
+        if n_words == 0:
+            details["reason"] = _NO_WORDS
+        if self._approximation:
+            details.update(self._approximation)
+        return Score(value=value, details=details)

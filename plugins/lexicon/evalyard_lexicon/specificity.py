@@ -140,23 +140,12 @@ class Specificity(Scorer):
                     }
             self._tagger_resolved = True
 
-    def score_batch(self, cases: list[Case]) -> list[Score]:
-        self._resolve_tagger()
-        one = self._score_compat if self.config.arthur_compat else self._score_corrected
-        results = []
-        for case in cases:
-            text = case.candidate
-            if text is None:
-                results.append(missing_field(self.name, "candidate"))
-                continue
-            try:
-                results.append(one(text))
-            except Exception as exc:  # one bad case must not sink the batch
-                results.append(Score.failure(exc))
-        return results
-
     def score(self, case: Case) -> Score:
-        return self.score_batch([case])[0]
+        text = case.candidate
+        if text is None:
+            return missing_field(self.name, "candidate")
+        self._resolve_tagger()
+        return self._score_compat(text) if self.config.arthur_compat else self._score_corrected(text)
 
     # -- corrected mode ----------------------------------------------------
     def _score_corrected(self, text: str) -> Score:

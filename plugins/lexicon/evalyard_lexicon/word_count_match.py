@@ -33,33 +33,19 @@ class WordCountMatch(Scorer):
             "two texts without words raise ZeroDivisionError (recorded as an error) instead of scoring 1.0"
         )
 
-    def score_batch(self, cases: list[Case]) -> list[Score]:
-        compat = self.config.arthur_compat
-        results = []
-        for case in cases:
-            reference, candidate = case.reference, case.candidate
-            if reference is None or candidate is None:
-                results.append(missing_field(self.name, "reference" if reference is None else "candidate"))
-                continue
-            try:
-                n_ref = lexicon_count(reference)
-                n_cand = lexicon_count(candidate)
-            except Exception as exc:  # e.g. a non-text value: one error, not a sunk batch
-                results.append(Score.failure(exc))
-                continue
-            details = {"reference_words": n_ref, "candidate_words": n_cand}
-            delta = abs(n_ref - n_cand)
-            if delta > n_ref:
-                value = 0.0
-            elif n_ref == 0:  # and so n_cand == 0
-                if compat:
-                    results.append(Score.failure(ZeroDivisionError("division by zero"), **details))
-                    continue
-                value = 1.0
-            else:
-                value = (n_ref - delta) / n_ref
-            results.append(Score(value=value, details=details))
-        return results
-
     def score(self, case: Case) -> Score:
-        return self.score_batch([case])[0]
+        reference, candidate = case.reference, case.candidate
+        if reference is None or candidate is None:
+            return missing_field(self.name, "reference" if reference is None else "candidate")
+        n_ref, n_cand = lexicon_count(reference), lexicon_count(candidate)
+        details = {"reference_words": n_ref, "candidate_words": n_cand}
+        delta = abs(n_ref - n_cand)
+        if delta > n_ref:
+            value = 0.0
+        elif n_ref == 0:  # and so n_cand == 0
+            if self.config.arthur_compat:
+                return Score.failure(ZeroDivisionError("division by zero"), **details)
+            value = 1.0
+        else:
+            value = (n_ref - delta) / n_ref
+        return Score(value=value, details=details)

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from evalyard import ConfigError
+
 HEAVY = ("torch", "transformers", "bert_score", "sentence_transformers", "pandas", "matplotlib")
 
 PROBE = f"""
@@ -25,7 +27,7 @@ registered = []
 plugin.register_scorers(registered.append)
 for cls in registered:
     describe_config(cls.Config)
-    cls(cls.make_config({{"batch_size": "8"}}))
+    cls(cls.make_config({{"encode_batch_size": "8"}}))
 from evalyard_embedding.baselines import find_baseline
 find_baseline("sentence-transformers/all-MiniLM-L6-v2")
 from evalyard_embedding.models import bundled_model_dir
@@ -54,7 +56,7 @@ def test_plugin_import_and_configuration_stay_light():
         ("bertscore", {"weighting": "mean"}, "weighting"),
         ("bertscore", {"precision_weight": "1.5"}, "precision_weight"),
         ("bertscore", {"layer": "-1"}, "layer"),
-        ("bertscore", {"batch_size": "0"}, "batch_size"),
+        ("bertscore", {"encode_batch_size": "0"}, "encode_batch_size"),
         ("hedging_language", {"phrases": ""}, "phrases"),
         ("hedging_language", {"granularity": "paragraph"}, "granularity"),
         ("semantic_similarity", {"model": " "}, "model"),
@@ -75,8 +77,12 @@ def test_command_line_values_convert():
 
     config = BertScore.make_config({"idf": "true", "layer": "5", "weighting": "arthur_compat", "device": "none"})
     assert (config.idf, config.layer, config.weighting, config.device) == (True, 5, "arthur_compat", None)
-    hedging = HedgingLanguage.make_config({"phrases": "I am not sure | maybe", "threshold": "0.7"})
-    assert hedging.phrases == ["I am not sure", "maybe"] and hedging.threshold == 0.7
+    hedging = HedgingLanguage.make_config({"phrases": "I am not sure | maybe", "hedge_threshold": "0.7"})
+    assert hedging.phrases == ["I am not sure", "maybe"] and hedging.hedge_threshold == 0.7
+    with pytest.raises(ConfigError, match="'threshold' is now called 'hedge_threshold'"):
+        HedgingLanguage.make_config({"threshold": "0.7"})
+    with pytest.raises(ConfigError, match="'batch_size' is now called 'encode_batch_size'"):
+        HedgingLanguage.make_config({"batch_size": "8"})
 
 
 def test_clause_and_sentence_splitting():

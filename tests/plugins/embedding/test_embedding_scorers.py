@@ -83,16 +83,14 @@ def bert_score_scorer(bundled):
 @pytest.fixture
 def embedding_plugin():
     """The plugin as the platform sees it: via its entry point, else registered for the test."""
-    from evalyard import plugins, registry
+    from evalyard import Application
 
-    if "bertscore" in registry.get_registry().scorers:
-        yield registry.get_registry()
-        return
-    import evalyard_embedding.plugin as module
+    app = Application()
+    if "bertscore" not in app.registry.scorers:
+        import evalyard_embedding.plugin as module
 
-    plugins.register_plugin(module, name="embedding-under-test")
-    yield registry.get_registry()
-    plugins.unregister_plugin("embedding-under-test")
+        app.register_plugin(module, name="embedding")
+    return app.registry
 
 
 # -- registration ---------------------------------------------------------------
@@ -211,7 +209,7 @@ def test_bertscore_values_are_stable(bundled):
     first = values(BertScore().score_batch(cases(pairs)))
     clear_caches()  # recompute every embedding, in a different batch make-up
     alone = [values(BertScore().score_batch(cases([pair])))[0] for pair in pairs[:3]]
-    again = values(BertScore(batch_size=3).score_batch(cases(list(reversed(pairs)))))[::-1]
+    again = values(BertScore(encode_batch_size=3).score_batch(cases(list(reversed(pairs)))))[::-1]
     assert alone == pytest.approx(first[:3], abs=1e-6)
     assert again == pytest.approx(first, abs=1e-6)
 
@@ -335,10 +333,10 @@ def test_hedging_clause_level_finds_a_hedge_inside_a_long_answer(bundled):
 
 def test_hedging_custom_phrases_and_threshold(bundled):
     text = ["The refund policy does not cover final-sale items."]
-    custom = HedgingLanguage.make_config({"phrases": "Refunds are not available for sale items.", "threshold": "0.5"})
+    custom = HedgingLanguage.make_config({"phrases": "Refunds are not available for sale items.", "hedge_threshold": "0.5"})
     score = HedgingLanguage(custom).score_batch(hedging_cases(text))[0]
     assert score.label == "hedging" and score.details["phrase"] == "Refunds are not available for sale items."
-    strict = HedgingLanguage(threshold=0.99).score_batch(hedging_cases(HEDGING[:1]))[0]
+    strict = HedgingLanguage(hedge_threshold=0.99).score_batch(hedging_cases(HEDGING[:1]))[0]
     assert strict.label == "not hedging"
 
 

@@ -44,9 +44,9 @@ def test_registry_lists_the_scorer_through_the_entry_point():
 
     if not [ep for ep in entry_points(group="evalyard") if ep.name == "sandbox"]:
         pytest.skip("evalyard-sandbox is not installed")
-    from evalyard import registry
+    from evalyard import Application
 
-    assert registry.get_registry().scorer("python_unit_testing") is PythonUnitTesting
+    assert Application().registry.scorer("sandbox/python_unit_testing") is PythonUnitTesting
 
 
 def test_the_platform_process_stays_light():

@@ -1,0 +1,58 @@
+"""The Python API: ``evalyard.evaluate``, ``resume`` and ``compare``.
+
+Each call uses the application you pass (``app=``), or a fresh one configured from the
+environment (``EVALYARD_HOME``, ``EVALYARD_DB``, plugin variables), exactly as the CLI is.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from .app import Application, RunResult
+
+
+def _app(app: "Application | None") -> "Application":
+    if app is not None:
+        return app
+    from .app import Application
+
+    return Application()
+
+
+def evaluate(suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
+             app: "Application | None" = None, **options: Any) -> "RunResult":
+    """Score ``suite`` (a YAML/JSONL/JSON/CSV path, a ``Suite``, or a list of cases or dicts) with
+    ``scorers`` (names like ``"exact_match"`` or ``"exact_match:case_sensitive=false"``; default:
+    the suite's own) and keep the run in ``db`` (default: the data directory's SQLite file).
+
+    Options: ``concurrency``, ``max_errors``, ``executor``, ``generator``, ``generator_config``,
+    ``on_progress``. Returns a ``RunResult`` (``run_id``, ``summary``, ``results``).
+    """
+    return _app(app).evaluate(suite, scorers, db=db, name=name, **options)
+
+
+def resume(run_id: str, *, db: str | None = None, app: "Application | None" = None, **options: Any) -> "RunResult":
+    """Finish an interrupted run, scoring only what is missing."""
+    return _app(app).resume(run_id, db=db, **options)
+
+
+def compare(base: str, new: str, *, db: str | None = None, top: int = 5,
+            app: "Application | None" = None) -> dict[str, Any]:
+    """Compare run ``new`` against run ``base`` case by case: per-scorer mean deltas with a paired
+    bootstrap interval, wins/losses/ties, regressions, aggregate deltas and fingerprint changes."""
+    return _app(app).compare(base, new, db=db, top=top)
+
+
+def register_prompt_scorer(name: str, *, template: Any, answer: Any = None, app: "Application | None" = None,
+                           **options: Any) -> type:
+    """A prompt scorer made from a template, without writing a class: ``template`` is a library
+    name (``correctness``), a ``.jinja`` path, or Jinja2 text (then say the ``answer`` shape:
+    ``"binary"``, ``{"kind": "score", "range": [1, 5]}``...). ``options`` set the scorer's
+    defaults (``model``, ``samples``, ``logprobs``...). Registered in ``app`` when given;
+    otherwise pass the returned class in ``evaluate(..., scorers=[cls])``."""
+    if app is not None:
+        return app.register_prompt_scorer(name, template=template, answer=answer, **options)
+    from .prompting.scorer import register_prompt_scorer as build
+
+    return build(name, template=template, answer=answer, **options)

@@ -1,0 +1,444 @@
+"""The application object: one per CLI invocation, per test, or per Python session.
+
+It owns the settings, the plugin host (pluggy manager), the registry built from it and
+the store factory; the CLI and the public Python API (``evalyard.evaluate``, ``resume``,
+``compare``) are thin clients over it. Nothing in the core is global, so two
+applications with different plugins can live in one process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from .errors import InputError
+from .plugins import PluginHost
+from .registry import Registry, build
+from .scoring import Case
+from .settings import Settings
+from .suite import ScorerSpec, Suite
+
+
+@dataclass
+class RunResult:
+    """What ``evaluate`` and ``resume`` return: the run's summary, and its results on demand."""
+
+    run_id: str
+    name: str
+    suite: str
+    status: str
+    cases: int
+    duration_s: float
+    #: per scorer: count, errors, mean, std, ci95, pass_rate, labels ... and ``aggregate``
+    scorers: dict[str, dict[str, Any]]
+    #: set when the run stopped early (``max_errors``)
+    error: str | None = None
+    generation: dict[str, Any] | None = None
+    #: model calls, cache hits, tokens and cost (None: unknown) of the run's model-based scorers
+    usage: dict[str, Any] | None = None
+    _store: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def summary(self) -> dict[str, dict[str, Any]]:
+        return self.scorers
+
+    @property
+    def error_share(self) -> float:
+        """The share of results that are scorer errors (0 for a run with no results)."""
+        count = sum(s["count"] for s in self.scorers.values())
+        return sum(s["errors"] for s in self.scorers.values()) / count if count else 0.0
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        """One dict per (case, scorer): case_id, scorer, value, label, passed, details, error, usage."""
+        if self._store is None:
+            return []
+        return [{"case_id": r.case_id, "scorer": r.scorer, "value": r.value, "label": r.label, "passed": r.passed,
+                 "details": r.details, "error": r.error, "usage": r.usage} for r in self._store.results(self.run_id)]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"run_id": self.run_id, "name": self.name, "suite": self.suite, "status": self.status,
+                "cases": self.cases, "duration_s": self.duration_s, "scorers": self.scorers, "error": self.error}
+        if self.generation is not None:
+            data["generation"] = self.generation
+        if self.usage is not None:
+            data["usage"] = self.usage
+        return data
+
+
+@dataclass
+class RunPlan:
+    """A checked run that is not stored yet: the suite, the prepared scorers and generator, and
+    the runtime (judge model, prompts, model settings) they were set up with."""
+
+    suite: Suite
+    scorers: list
+    generator: Any = None
+    name: str = ""
+    runtime: Any = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def scorer_names(self) -> list[str]:
+        return [p.name for p in self.scorers]
+
+
+def plugin_templates(registry: Registry) -> list[tuple[str, Any, str]]:
+    """(name, text or path, plugin namespace) of every template plugins registered."""
+    return [(e.name, e.obj, e.namespace) for e in registry.prompt_templates]
+
+
+def with_prompt_scorers(registry: Registry, library) -> Registry:
+    """A copy of ``registry`` with a scorer for each template that declares one (``scorer:`` in
+    its header): namespaced ``evalyard/`` (built-in), the plugin's, or ``prompts/`` (the user's)."""
+    import copy
+
+    from .prompting.scorer import scorer_from_template
+    from .registry import Table
+
+    extended = copy.copy(registry)
+    extended.scorers = Table("scorer", dict(registry.scorers.entries))
+    for template in library.scorer_templates():
+        cls = scorer_from_template(template)
+        if template.source == "built-in":
+            namespace, plugin = "evalyard", "evalyard.prompts"
+        elif template.source.startswith("plugin "):
+            namespace = plugin = template.source[len("plugin "):]
+        else:
+            namespace, plugin = "prompts", f"prompts:{template.path}"
+        qualified = f"{namespace}/{cls.name}"
+        if qualified in extended.scorers.entries:
+            extended.scorers.entries.pop(qualified)  # a newer template of the same name replaces it
+        extended.scorers.add(cls.name, cls, plugin, namespace)
+    return extended
+
+
+def set_up(runtime, prepared: list, generator) -> None:
+    """Hand every scorer and the generator the run's runtime; a configuration that cannot
+    work is bad input, reported before anything is stored."""
+    from .errors import ConfigError
+
+    for p in prepared:
+        try:
+            p.scorer.setup(runtime)
+        except ConfigError as exc:
+            raise InputError(f"{p.spec.origin or 'scorer'}: {exc}") from None
+    if generator is not None:
+        try:
+            generator.generator.setup(runtime)
+        except ConfigError as exc:
+            raise InputError(f"--generator: {exc}") from None
+
+
+def _jsonable_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    import json
+
+    return json.loads(json.dumps(settings, default=str))
+
+
+def scorer_specs(scorers: Iterable[Any], origin: str = "scorers") -> list[ScorerSpec]:
+    """Scorer choices given in Python: ``"name"``, ``"name:key=value,..."``, a dict with
+    ``name``/``config``/``threshold``, or a ``ScorerSpec``."""
+    from .suite_files import parse_scorer_option
+
+    specs = []
+    for item in scorers:
+        if isinstance(item, ScorerSpec):
+            specs.append(item)
+        elif isinstance(item, str):
+            spec = parse_scorer_option(item)
+            spec.origin = origin
+            specs.append(spec)
+        elif isinstance(item, dict) and isinstance(item.get("name"), str):
+            specs.append(ScorerSpec(item["name"], dict(item.get("config") or {}), item.get("threshold"), origin))
+        else:
+            raise InputError(f"{origin}: expected a scorer name, 'name:key=value', a dict or a ScorerSpec, got {item!r}")
+    return specs
+
+
+def merge_scorer_choice(suite_specs: list[ScorerSpec], chosen: list[ScorerSpec]) -> list[ScorerSpec]:
+    """Scorers chosen for a run replace the suite's list; the suite's config and threshold for a
+    scorer still apply when the choice names it (the choice's own values win)."""
+    by_name = {s.name: s for s in suite_specs}
+    out = []
+    for spec in chosen:
+        base = by_name.get(spec.name)
+        if base is not None:
+            spec = ScorerSpec(spec.name, {**base.config, **spec.config},
+                              spec.threshold if spec.threshold is not None else base.threshold, spec.origin)
+        out.append(spec)
+    return out
+
+
+class Application:
+    def __init__(self, settings: Settings | None = None, *, plugins: Sequence[tuple[str, object]] = ()) -> None:
+        self.settings = settings or Settings.from_env()
+        self._initial_plugins = list(plugins)
+        self._host: PluginHost | None = None
+        self._registry: Registry | None = None
+        self._commands = None
+        self._python_scorers: list[type] | None = None
+
+    # -- plugins -----------------------------------------------------------
+    @property
+    def host(self) -> PluginHost:
+        if self._host is None:
+            self._host = PluginHost(self.settings, self._initial_plugins)
+        return self._host
+
+    @property
+    def registry(self) -> Registry:
+        """Everything plugins registered, plus the scorers that prompt templates declare
+        (built-in, plugins' and the user's own prompt directories)."""
+        if self._registry is None:
+            base = build(self.host)
+            self._registry = with_prompt_scorers(base, self.prompt_library(base))
+        return self._registry
+
+    def prompt_library(self, registry: Registry | None = None, first_dirs: Iterable[str] = ()):
+        """The user's prompt directories (``first_dirs``, then the settings'), plugins' templates, the built-ins."""
+        from .runtime import Runtime
+
+        return Runtime(prompt_dirs=[*first_dirs, *self.settings.prompt_dirs],
+                       plugin_templates=plugin_templates(registry or self.registry)).prompts
+
+    def use_prompt_dirs(self, dirs: Iterable[str]) -> None:
+        """Put these prompt directories before the settings' (``--prompts-dir``); their
+        templates override and their scorers join the registry."""
+        import dataclasses
+
+        dirs = tuple(str(d) for d in dirs)
+        if dirs:
+            self.settings = dataclasses.replace(self.settings, prompt_dirs=dirs + self.settings.prompt_dirs)
+            self._registry = None
+
+    def register_plugin(self, plugin: object, name: str, namespace: str | None = None) -> None:
+        """Add an in-process plugin (tests, notebooks); undo with ``unregister_plugin``."""
+        self.host.register(plugin, name, namespace)
+        self._registry = None
+
+    def register_scorer(self, cls: type) -> str:
+        """Make a scorer class usable in this application (namespace ``python``); returns its
+        qualified name. ``evaluate`` does this for classes given in ``scorers``."""
+        if self._python_scorers is None:
+            from .hookspecs import hookimpl
+
+            classes: list[type] = []
+
+            class PythonScorers:
+                @hookimpl
+                def register_scorers(self, register):
+                    for registered in classes:
+                        register(registered)
+
+            self.register_plugin(PythonScorers(), name="python")
+            self._python_scorers = classes
+        if cls not in self._python_scorers:
+            self._python_scorers.append(cls)
+            self._registry = None
+        return f"python/{cls.name}"
+
+    def _selectable_name(self, cls: type) -> str:
+        """Register a scorer class given in ``scorers=`` and name it the way a user would: bare if unique."""
+        qualified = self.register_scorer(cls)
+        return cls.name if self.registry.scorers.entry(qualified).name in self.registry.scorers and \
+            self.registry.scorers.display_name(self.registry.scorers.entry(qualified)) == cls.name else qualified
+
+    def register_prompt_scorer(self, name: str, *, template: Any, answer: Any = None, **options: Any) -> type:
+        """A prompt scorer from a template (a library name, a ``.jinja`` path, or template text with
+        ``answer=``), registered in this application; returns the class."""
+        from .prompting.scorer import register_prompt_scorer
+
+        cls = register_prompt_scorer(name, template=template, answer=answer, **options)
+        self.register_scorer(cls)
+        return cls
+
+    def unregister_plugin(self, name: str) -> None:
+        self.host.unregister(name)
+        self._registry = None
+
+    def plugin_commands(self):
+        """A click group holding the commands plugins add through ``register_commands``."""
+        if self._commands is None:
+            import click
+
+            from .errors import EvalyardError, PluginError
+
+            group = click.Group()
+            try:
+                self.host.pm.hook.register_commands(cli=group)
+            except EvalyardError:
+                raise
+            except Exception as exc:
+                raise PluginError(f"a plugin failed in register_commands: {type(exc).__name__}: {exc}") from exc
+            self._commands = group
+        return self._commands
+
+    def plugin_versions(self) -> dict[str, str | None]:
+        from .version import __version__
+
+        return {i.name: (i.version or __version__) if i.builtin else i.version for i in self.host.infos()}
+
+    # -- storage -------------------------------------------------------------
+    def open_store(self, db: str | None = None):
+        from .store import Store
+
+        return Store(self.settings.database_url(db))
+
+    # -- suites ---------------------------------------------------------------
+    def load_suite(self, source: Any, name: str | None = None) -> tuple[Suite, list[str]]:
+        """A suite and the origin of each case from a path, a ``Suite``, or a list of cases/dicts."""
+        if isinstance(source, Suite):
+            return source, [source.source or source.name] * len(source.cases)
+        if isinstance(source, (str, Path)):
+            from .suite_files import load_suite
+
+            return load_suite(source, self.registry)
+        if isinstance(source, (list, tuple)):
+            from .builtins.loaders import case_from_record, check_unique_ids
+
+            cases = [c if isinstance(c, Case) else case_from_record(c, path="cases", line=i + 1, index=i, field_map={})
+                     for i, c in enumerate(source)]
+            origins = [f"cases:{i + 1}" for i in range(len(cases))]
+            check_unique_ids(cases, origins)
+            if not cases:
+                raise InputError("no cases given", path="cases")
+            return Suite(name=name or "cases", cases=cases, source="python"), origins
+        raise InputError(f"expected a suite file path, a Suite or a list of cases, got {type(source).__name__}")
+
+    # -- runs -------------------------------------------------------------------
+    def plan(self, suite: Any, scorers: Iterable[Any] | None = None, *, name: str = "", executor: str | None = None,
+             generator: str | None = None, generator_config: dict[str, Any] | None = None,
+             judge_model: str | None = None, use_cache: bool = True, max_cost: float | None = None,
+             concurrency: int = 4) -> "RunPlan":
+        """Load and check everything a run needs (scorer names and configs, required fields,
+        executors, judge models and templates) without touching the database: bad input
+        raises ``evalyard.InputError``."""
+        from .runner import check_required_fields, prepare_generator, prepare_scorers
+
+        loaded, origins = self.load_suite(suite, name=name or None)
+        if scorers:  # scorer classes given from Python join this application first
+            from .scoring import Scorer
+
+            scorers = [self._selectable_name(s) if isinstance(s, type) and issubclass(s, Scorer) else s
+                       for s in scorers]
+        run_settings = {"judge_model": judge_model or self.settings.judge_model,
+                        "prompt_dirs": [*self.settings.prompt_dirs, *loaded.prompt_dirs],
+                        "models": loaded.models, "use_cache": use_cache, "max_cost": max_cost}
+        runtime = self.runtime(run_settings, concurrency)
+        registry = self.registry
+        if loaded.prompt_dirs:  # the suite's own templates may declare scorers too
+            registry = with_prompt_scorers(registry, runtime.prompts)
+        specs = merge_scorer_choice(loaded.scorers, scorer_specs(scorers)) if scorers else loaded.scorers
+        prepared = prepare_scorers(specs, registry, executor)
+        prepared_generator = prepare_generator(generator, generator_config or {}, registry) if generator else None
+        set_up(runtime, prepared, prepared_generator)
+        check_required_fields(loaded.cases, origins, prepared, prepared_generator)
+        return RunPlan(loaded, prepared, prepared_generator, name, runtime, run_settings)
+
+    def runtime(self, run_settings: dict[str, Any], concurrency: int, spent: float = 0.0):
+        """A run's runtime from its settings (a resumed run: less what it has spent already)."""
+        from .runtime import Runtime
+
+        max_cost = run_settings.get("max_cost")
+        return Runtime(judge_model=run_settings.get("judge_model"), prompt_dirs=run_settings.get("prompt_dirs") or (),
+                       plugin_templates=plugin_templates(self.registry), model_settings=run_settings.get("models"),
+                       use_cache=run_settings.get("use_cache", True),
+                       max_cost=None if max_cost is None else max(0.0, max_cost - spent), concurrency=concurrency)
+
+    def evaluate(self, suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
+                 executor: str | None = None, generator: str | None = None,
+                 generator_config: dict[str, Any] | None = None, judge_model: str | None = None,
+                 use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4,
+                 **options: Any) -> RunResult:
+        """Score a suite (a file path, a ``Suite`` or a list of cases) and keep the run.
+
+        Everything is checked before anything is written: bad input raises
+        ``evalyard.InputError`` and stores nothing. ``options``: ``max_errors``,
+        ``on_progress``, ``on_start`` (see ``execute``).
+        """
+        plan = self.plan(suite, scorers, name=name, executor=executor, generator=generator,
+                         generator_config=generator_config, judge_model=judge_model, use_cache=use_cache,
+                         max_cost=max_cost, concurrency=concurrency)
+        return self.execute(plan, db=db, concurrency=concurrency, **options)
+
+    def execute(self, plan: "RunPlan", *, db: str | None = None, concurrency: int = 4, max_errors: int | None = None,
+                on_progress: Callable[[int], None] | None = None,
+                on_start: Callable[[str, int], None] | None = None) -> RunResult:
+        """Create the planned run in the database and run its stages."""
+        from .runner import Runner
+
+        store = self.open_store(db)
+        plan.runtime.store = store  # the model layer's response cache is the run's database
+        plan.runtime.concurrency = concurrency
+        runner = Runner(store, self.registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress,
+                        runtime=plan.runtime)
+        runner.check_executors(plan.scorers)
+        run_id = runner.create(plan.suite, plan.scorers, generator=plan.generator, name=plan.name,
+                               source=plan.suite.source, plugin_versions=self.plugin_versions(),
+                               settings=_jsonable_settings(plan.settings))
+        if on_start is not None:
+            on_start(run_id, len(plan.suite.cases) * len(plan.scorers))
+        return self._execute(runner, run_id, plan.suite.cases, plan.scorers, plan.generator, plan.suite.name)
+
+    def resume(self, run_id: str, *, db: str | None = None, concurrency: int = 4, max_errors: int | None = None,
+               on_progress: Callable[[int], None] | None = None) -> RunResult:
+        """Finish an interrupted run: generate and score only what is missing, then aggregate."""
+        from .runner import Runner, prepare_generator, prepare_scorers
+
+        store = self.open_store(db)
+        row = store.get_run(run_id)
+        if row.status == "completed":
+            raise InputError(f"run {row.id} is already completed")
+        origin = f"run {row.id}"
+        run_settings = row.settings or {}
+        spent = ((row.totals or {}).get("usage") or {}).get("cost") or 0.0
+        runtime = self.runtime(run_settings, concurrency, spent)
+        runtime.store = store
+        registry = with_prompt_scorers(self.registry, runtime.prompts) if run_settings.get("prompt_dirs") else \
+            self.registry
+        specs = [ScorerSpec(s.get("qualified") or s["name"], s["config"], s.get("threshold"), origin=origin)
+                 for s in row.scorers]
+        prepared = prepare_scorers(specs, registry)
+        for p, stored in zip(prepared, row.scorers):
+            p.spec.name = stored["name"]  # results stay keyed by the name the run was started with
+            p.executor = stored.get("executor", p.executor)
+        prepared_generator = None
+        if row.generator:
+            prepared_generator = prepare_generator(row.generator["name"], row.generator.get("config") or {},
+                                                   registry)
+        set_up(runtime, prepared, prepared_generator)
+        runner = Runner(store, registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress,
+                        runtime=runtime, previous_usage=(row.totals or {}).get("usage"))
+        runner.check_executors(prepared)
+        cases = store.run_cases(row)
+        return self._execute(runner, row.id, cases, prepared, prepared_generator, store.suite_of(row).name)
+
+    def _execute(self, runner, run_id, cases, prepared, generator, suite_name) -> RunResult:
+        from .runner import RunAborted
+
+        error = None
+        try:
+            totals = runner.execute(run_id, cases, prepared, generator)
+        except RunAborted as exc:
+            totals, error = exc.totals, str(exc)
+        row = runner.store.get_run(run_id)
+        return RunResult(run_id=run_id, name=row.name, suite=suite_name, status=row.status, cases=len(cases),
+                         duration_s=totals["duration_s"], scorers=totals["scorers"], error=error,
+                         generation=totals.get("generation"), usage=totals.get("usage"), _store=runner.store)
+
+    def pending_count(self, run_id: str, db: str | None = None) -> int:
+        """How many (case, scorer) results a resumed run still has to make (for progress bars)."""
+        store = self.open_store(db)
+        row = store.get_run(run_id)
+        done = store.done_pairs(row.id)
+        cases = store.run_cases(row)
+        return sum(1 for s in row.scorers for c in cases if (c.id, s["name"]) not in done)
+
+    def compare(self, base: str, new: str, *, db: str | None = None, top: int = 5) -> dict[str, Any]:
+        """Case-by-case comparison of two runs (see ``evalyard.compare``); ``fingerprint_changes``
+        lists scorers whose fingerprints differ."""
+        from .comparison import compare_runs
+
+        return compare_runs(self.open_store(db), base, new, top=top)

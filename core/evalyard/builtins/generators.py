@@ -1,0 +1,74 @@
+"""The core's candidate generator: a model answers each case, through the model layer.
+
+``evalyard run SUITE --model MODEL [--prompt TEMPLATE]`` fills every case that has no
+candidate with the model's answer. Without a template the case's input is the whole user
+message; with one, the template is rendered with the case (as judges' templates are).
+Generated candidates are cached like any model call and stored with the run, with the
+model, the template's hash and the usage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError, InputError
+from ..hookspecs import hookimpl
+from ..scoring import Case, Generation, Generator
+
+
+class ModelGenerator(Generator):
+    name = "model"
+    description = "the candidate is a model's answer to the case (its input, or a rendered prompt template)"
+    requires = ("input",)
+
+    @dataclass
+    class Config:
+        model: str = field(default="", metadata={"help": "the model under test (a litellm model string)"})
+        prompt: str | None = field(default=None, metadata={"help": "prompt template to render with each case"})
+        temperature: float = field(default=0.0, metadata={"help": "sampling temperature"})
+        max_tokens: int | None = field(default=None, metadata={"help": "longest answer, in tokens"})
+
+    runtime: Any = None
+
+    def setup(self, runtime: Any) -> None:
+        if not self.config.model:
+            raise ConfigError("generator model needs a model: evalyard run SUITE --model MODEL")
+        self.runtime = runtime
+        if self.config.prompt:
+            try:
+                template = runtime.prompts.get(self.config.prompt)
+            except InputError as exc:
+                raise ConfigError(str(exc)) from None
+            self._fields = tuple(f for f in template.fields if f not in ("id", "candidate"))
+
+    def required_fields(self) -> tuple[str, ...]:
+        return getattr(self, "_fields", None) or tuple(self.requires)
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        data = super().fingerprint_data()
+        if self.config.prompt and self.runtime is not None:
+            data["template_hash"] = self.runtime.prompts.get(self.config.prompt).hash
+        return data
+
+    async def agenerate(self, case: Case) -> Generation:
+        details: dict[str, Any] = {"model": self.config.model}
+        if self.config.prompt:
+            template = self.runtime.prompts.get(self.config.prompt)
+            messages = template.render(case, reasoning=False).messages
+            details.update(template=template.name, template_hash=template.hash)
+        else:
+            messages = [{"role": "user", "content": case.input}]
+        params: dict[str, Any] = {"temperature": self.config.temperature}
+        if self.config.max_tokens is not None:
+            params["max_tokens"] = self.config.max_tokens
+        completion = await self.runtime.models.complete(self.config.model, messages, params=params,
+                                                        template=self.config.prompt)
+        details["cached"] = completion.cached
+        return Generation(text=completion.text, details=details,
+                          usage={**completion.usage.to_dict(), "cache_hits": int(completion.cached)})
+
+
+@hookimpl
+def register_generators(register):
+    register(ModelGenerator)

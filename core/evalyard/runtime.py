@@ -1,0 +1,71 @@
+"""What a run lends its scorers and generators: the judge model, the prompt library and the
+model layer.
+
+The application makes one ``Runtime`` per run and hands it to every scorer and generator
+through ``setup(runtime)`` before anything is stored, so configuration mistakes (no judge
+model, a broken template) stop the run at once. The model layer is made when a run first
+needs it, on the run's own database (its ``model_calls`` table is the response cache), so
+importing the core or planning a run never imports litellm or opens a connection.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from .errors import StopRun  # noqa: F401  (re-exported: scorers raise it)
+
+
+class Runtime:
+    def __init__(self, *, judge_model: str | None = None, prompt_dirs: Iterable[str | Path] = (),
+                 plugin_templates: Iterable[tuple[str, Any, str]] = (), model_settings: dict[str, Any] | None = None,
+                 use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4) -> None:
+        self.judge_model = judge_model
+        self.prompt_dirs = [Path(d) for d in prompt_dirs]
+        self.plugin_templates = list(plugin_templates)
+        self.model_settings = dict(model_settings or {})
+        self.use_cache = use_cache
+        self.max_cost = max_cost
+        self.concurrency = concurrency
+        self.store = None  # set by the application when the run is created
+        self._prompts = None
+        self._models = None
+
+    @property
+    def prompts(self):
+        """The prompt library: user directories, then plugins' templates, then the built-ins."""
+        if self._prompts is None:
+            from .prompting.library import PromptLibrary
+
+            library = PromptLibrary(self.prompt_dirs)
+            for name, source, plugin in self.plugin_templates:
+                if isinstance(source, (str, bytes)) and not isinstance(source, Path):
+                    library.add_plugin_template(name, source, plugin=plugin)
+                else:
+                    library.add_plugin_template(name, path=source, plugin=plugin)
+            self._prompts = library
+        return self._prompts
+
+    @property
+    def models(self):
+        """The model layer every model call of this run goes through (cache, retries, limits, usage)."""
+        if self._models is None:
+            from .models import MemoryCache, ModelLayer, ModelSettings, SQLCache, UsageMeter
+
+            cache = SQLCache(self.store.engine) if self.store is not None else MemoryCache()
+            settings = {model: value if isinstance(value, ModelSettings) else ModelSettings.from_dict(value)
+                        for model, value in self.model_settings.items()}
+            self._models = ModelLayer(cache=cache, use_cache=self.use_cache, concurrency=self.concurrency,
+                                      settings=settings, usage=UsageMeter(max_cost=self.max_cost),
+                                      judge_model=self.judge_model)
+        return self._models
+
+    def usage(self) -> dict[str, Any] | None:
+        """This run's model usage (calls, cache hits, tokens, cost), or None when no model was called."""
+        if self._models is None:
+            return None
+        return self._models.usage.to_dict()
+
+    def close(self) -> None:
+        if self._models is not None:
+            self._models.close()

@@ -1,0 +1,79 @@
+"""Settings of one application: where the data lives and which plugins load.
+
+Read once from the environment (``Settings.from_env``) by the CLI, or built directly by
+Python callers and tests. Nothing here is global: every ``Application`` has its own.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+
+def _names(raw: str | None) -> frozenset[str] | None:
+    if raw is None:
+        return None
+    return frozenset(name.strip() for name in raw.split(",") if name.strip())
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What an application needs to know before it loads anything.
+
+    - ``home``: the data directory (``EVALYARD_HOME``; default the platform's user data dir).
+    - ``db_url``: any SQLAlchemy URL or a SQLite file path (``EVALYARD_DB``; default
+      ``evalyard.db`` in ``home``).
+    - ``entry_points``: load installed plugins of the ``evalyard`` entry-point group.
+    - ``load_plugins``: allow-list of entry-point plugin names (``EVALYARD_LOAD_PLUGINS``;
+      set, even empty, means only those). ``block_plugins``: never load these, built-ins
+      included (``EVALYARD_BLOCK_PLUGINS``).
+    - ``extra_plugins``: modules or ``.py`` files to load as plugins (``EVALYARD_EXTRA_PLUGINS``).
+    - ``trace_plugins``: print every hook call to stderr (``EVALYARD_TRACE_PLUGINS=1``).
+    - ``judge_model``: the model judges use when a scorer names none (``EVALYARD_JUDGE_MODEL``).
+    - ``prompt_dirs``: the user's prompt-template directories, overriding plugins' and
+      built-in templates of the same name (``EVALYARD_PROMPTS``, ``os.pathsep``-separated).
+    """
+
+    home: Path | None = None
+    db_url: str | None = None
+    entry_points: bool = True
+    load_plugins: frozenset[str] | None = None
+    block_plugins: frozenset[str] = frozenset()
+    extra_plugins: tuple[str, ...] = ()
+    trace_plugins: bool = False
+    judge_model: str | None = None
+    prompt_dirs: tuple[str, ...] = ()
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
+        env = os.environ if env is None else env
+        values = dict(
+            home=Path(env["EVALYARD_HOME"]) if env.get("EVALYARD_HOME") else None,
+            db_url=env.get("EVALYARD_DB") or None,
+            load_plugins=_names(env.get("EVALYARD_LOAD_PLUGINS")),
+            block_plugins=_names(env.get("EVALYARD_BLOCK_PLUGINS")) or frozenset(),
+            extra_plugins=tuple(sorted(_names(env.get("EVALYARD_EXTRA_PLUGINS")) or ())),
+            trace_plugins=bool(env.get("EVALYARD_TRACE_PLUGINS")),
+            judge_model=env.get("EVALYARD_JUDGE_MODEL") or None,
+            prompt_dirs=tuple(d for d in (env.get("EVALYARD_PROMPTS") or "").split(os.pathsep) if d),
+        )
+        values.update(overrides)
+        return cls(**values)
+
+    def data_dir(self) -> Path:
+        if self.home is not None:
+            return self.home
+        import platformdirs
+
+        return Path(platformdirs.user_data_dir("evalyard", appauthor=False))
+
+    def database_url(self, override: str | None = None) -> str:
+        """The database to open: an explicit URL, else the settings', else the data directory's SQLite file."""
+        url = override or self.db_url
+        if not url:
+            return f"sqlite:///{self.data_dir() / 'evalyard.db'}"
+        if "://" not in url:  # a bare path is a SQLite file
+            return f"sqlite:///{Path(url).expanduser()}"
+        return url
