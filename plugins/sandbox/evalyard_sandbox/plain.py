@@ -28,6 +28,7 @@ import collections
 import datetime
 import decimal
 import fractions
+import functools
 import types
 from typing import Any
 
@@ -62,13 +63,39 @@ class UntrustedValue(BaseException):
 
 def _scripted(value: Any) -> bool:
     """Whether a class attribute is behaviour the candidate (or the tests) wrote."""
-    if isinstance(value, (staticmethod, classmethod)):
-        value = value.__func__
+    while isinstance(value, (staticmethod, classmethod, functools.partial)):
+        value = value.func if isinstance(value, functools.partial) else value.__func__
     if value is None or isinstance(value, _C_CALLABLES) or not callable(value):
         return False
     code = getattr(value, "__code__", None)
-    filename = getattr(code, "co_filename", "<candidate>")  # a callable object: assume the worst
-    return not isinstance(filename, str) or filename.startswith(_CANDIDATE_FILES)
+    if code is not None:
+        filename = code.co_filename
+        return not isinstance(filename, str) or filename.startswith(_CANDIDATE_FILES)
+    # a class (``__class_getitem__ = classmethod(GenericAlias)``) or another callable object
+    owner = value if isinstance(value, type) else type(value)
+    return owner.__module__ in _CANDIDATE_MODULES
+
+
+def _state(item: Any) -> list:
+    """A library object's own state (``__dict__`` and slot values): what its comparisons may look
+    at (``collections.UserList`` compares its ``data``, ``SimpleNamespace`` its ``__dict__``)."""
+    values = []
+    try:
+        values.extend(object.__getattribute__(item, "__dict__").values())
+    except (AttributeError, TypeError):
+        pass
+    for cls in type(item).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__"):
+                name = f"_{cls.__name__.lstrip('_')}{name}"  # a private slot's mangled name
+            try:
+                values.append(object.__getattribute__(item, name))
+            except AttributeError:
+                pass
+    return values
 
 
 class PlainChecker:
@@ -141,12 +168,14 @@ class PlainChecker:
             base = kind if kind in _SEQUENCES or kind in _MAPPINGS else self._base_of(kind)
             if base is None:
                 return False
-            if base in _SCALARS or base is object:
+            if base in _SCALARS:
                 continue
             if id(item) in seen:
                 continue
             seen.add(id(item))
-            if base in _MAPPINGS:
+            if base is object:  # a library object: its comparisons may look at its own state
+                stack.extend(_state(item))
+            elif base in _MAPPINGS:
                 # dict's own methods: a subclass cannot redirect them (it overrides nothing)
                 stack.extend(dict.keys(item))
                 stack.extend(dict.values(item))
@@ -185,7 +214,9 @@ class PlainChecker:
                 name = type.__dict__["__qualname__"].__get__(kind)  # the real name, not a class attribute
                 return name if isinstance(name, str) else "?"
             seen.add(id(item))
-            if base in _MAPPINGS:
+            if base is object:
+                stack.extend(_state(item))
+            elif base in _MAPPINGS:
                 stack.extend(dict.keys(item))
                 stack.extend(dict.values(item))
             else:

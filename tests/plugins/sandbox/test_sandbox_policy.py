@@ -251,12 +251,19 @@ def test_plain_data_refuses_scripted_comparisons():
     AlwaysEqual, SneakyInt, SneakyList = defined["AlwaysEqual"], defined["SneakyInt"], defined["SneakyList"]
     refused = [AlwaysEqual(), [1, AlwaysEqual()], {"k": (AlwaysEqual(),)}, SneakyInt(1), SneakyList(),
                defined["Plain"](), defined["Point"](1), defined["Color"].RED, defined["Patched"](int=1)]
+    # library containers whose comparisons reach a candidate's object inside them
+    import collections as library_collections
+    import types as library_types
+    refused += [library_collections.UserList([AlwaysEqual()]), library_types.SimpleNamespace(a=AlwaysEqual())]
     for value in refused:
         assert not checker.is_plain(value), value
+    with pytest.raises(UntrustedValue, match="AlwaysEqual"):
+        PlainChecker().require(library_collections.UserList([1, AlwaysEqual()]), "the value")
     # the interpreter's and the library's own behaviour, and a candidate IntEnum (int's comparisons)
     import socket
     import uuid
-    for value in [(x for x in []), lambda: 0, object(), uuid.UUID(int=1), socket.AF_INET, defined["Level"].LOW]:
+    for value in [(x for x in []), lambda: 0, object(), uuid.UUID(int=1), socket.AF_INET, defined["Level"].LOW,
+                  library_collections.UserList([1, (2, "x")]), library_types.SimpleNamespace(a=[1])]:
         assert checker.is_plain(value), value
     with pytest.raises(UntrustedValue, match="AlwaysEqual"):
         checker.require([AlwaysEqual()], "the value")
