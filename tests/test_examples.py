@@ -45,4 +45,4 @@ def test_coding_example_labels():
     rows = {json.loads(line)["case_id"]: json.loads(line)
             for line in CliRunner().invoke(cli, ["runs", "export", data["run_id"]]).output.splitlines()}
     assert rows["reverse-two-samples"]["details"]["pass_at_k"] == {"1": 0.5, "2": 1.0}
-    assert rows["reads-host-files"]["label"] == "error"  # the policy refused open(); nothing was read
+    assert rows["reads-host-files"]["label"] == "error"  # the jail and the audit hook stopped open(); nothing was read
