@@ -1,0 +1,173 @@
+"""Entailment backends: does a premise (cited documents, or a response) support a hypothesis?
+
+Trust-Score's citation and claim metrics were defined with ``google/t5_xxl_true_nli_mixture``
+(TRUE, an 11B T5 NLI model). No such model ships offline, so the backend is chosen per run
+and recorded in the scorer's fingerprint:
+
+- ``judge``: the run's judge model through evalyard's model layer and the ``trust_entailment``
+  prompt template (structured output, P(yes) against a threshold, or a text answer); every call
+  is cached by the model layer. An approximation of TRUE, and labelled so.
+- ``lexical``: the deterministic stub of the reference data (every content word of the
+  hypothesis occurs in the premise). For tests and parity, not for judging real answers.
+- anything a plugin adds: :func:`register_entailment_backend` from Python, or an entry point in
+  the ``evalyard_trust.entailment`` group naming a factory ``factory(config, runtime)``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from evalyard import ConfigError
+
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before being below between both
+but by can could did do does doing down during each few for from further had has have having he her here hers herself
+him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or
+other our ours ourselves out over own same she should so some such than that the their theirs them themselves then
+there these they this those through to too under until up very was we were what when where which while who whom why
+will with would you your yours yourself yourselves
+""".split())
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+class EntailmentError(Exception):
+    """An entailment call that produced no verdict (model failure, unreadable answer)."""
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+@dataclass
+class Entailment:
+    entailed: int  # 1 or 0, as the TRUE model's "1" / anything else
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class LexicalEntailment:
+    """The reference data's stub: entailed iff the hypothesis has content words and all occur in the premise."""
+
+    name = "lexical"
+    approximation = "deterministic lexical stub (test and parity use only), not an NLI model"
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": self.name, "approximation_of": "google/t5_xxl_true_nli_mixture",
+                "note": self.approximation}
+
+    @staticmethod
+    def decide(premise: str, hypothesis: str) -> int:
+        premise_tokens = set(_TOKEN.findall(premise.lower()))
+        content = [t for t in _TOKEN.findall(hypothesis.lower()) if len(t) > 1 and t not in STOPWORDS]
+        return int(bool(content) and all(t in premise_tokens for t in content))
+
+    async def entails(self, premise: str, hypothesis: str) -> Entailment:
+        return Entailment(self.decide(premise, hypothesis))
+
+
+class JudgeEntailment:
+    """The judge model answers "does the passage support the claim?" through the model layer."""
+
+    name = "judge"
+    approximation = "LLM judge approximating the TRUE NLI model (google/t5_xxl_true_nli_mixture) of the paper"
+    template_name = "trust_entailment"
+    top_logprobs = 10
+    raw_limit = 2000
+
+    def __init__(self, config: Any, runtime: Any) -> None:
+        self.config = config
+        self.runtime = runtime
+        self.model = config.model or getattr(runtime, "judge_model", None)
+        if not self.model:
+            raise ConfigError("trust: entailment=judge needs a judge model: pass --judge-model MODEL, set "
+                              "EVALYARD_JUDGE_MODEL or give the scorer a `model` option (or use entailment=lexical "
+                              "for the deterministic stub)")
+        self.answer = config.entailment_answer
+        self.threshold = config.entailment_threshold
+        self.template = runtime.prompts.get(self.template_name)
+        if self.template.answer.kind != "binary":
+            raise ConfigError(f"trust: prompt template {self.template_name} must answer binary (yes/no), "
+                              f"not {self.template.answer.kind}")
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": self.name, "model": self.model, "answer": self.answer,
+                "threshold": self.threshold if self.answer == "logprobs" else None,
+                "template": self.template.name, "template_hash": self.template.hash,
+                "template_source": self.template.origin, "approximation_of": "google/t5_xxl_true_nli_mixture",
+                "note": self.approximation}
+
+    async def entails(self, premise: str, hypothesis: str) -> Entailment:
+        from evalyard.models import CostLimitReached, ModelCallError, StructuredOutputError, p_yes
+        from evalyard.prompting.answers import AnswerError
+
+        pseudo_case = {"id": "entailment", "candidate": hypothesis, "context": [premise]}
+        rendered = self.template.render(pseudo_case, reasoning=False, structured=self.answer == "structured")
+        params = dict(self.template.parameters)
+        params.setdefault("temperature", 0.0)
+        layer = self.runtime.models
+        shape = self.template.answer
+        details: dict[str, Any] = {}
+        try:
+            if self.answer == "structured":
+                answer = await layer.complete_json(self.model, rendered.messages, shape.answer_schema(False),
+                                                   params=params, template=self.template.name)
+                details.update(raw=answer.text[:self.raw_limit], cached=all(c.cached for c in answer.completions))
+                verdict = shape.read_object(answer.value)
+                return Entailment(int(verdict.value == 1.0), details)
+            completion = await layer.complete(self.model, rendered.messages, params=params,
+                                              logprobs=self.top_logprobs if self.answer == "logprobs" else None,
+                                              template=self.template.name)
+            details.update(raw=completion.text[:self.raw_limit], cached=completion.cached)
+            if self.answer == "logprobs":
+                probability = p_yes(completion.top_logprobs())
+                if probability is not None:
+                    details["p_yes"] = probability
+                    return Entailment(int(probability >= self.threshold), details)
+                details["logprobs"] = "unavailable: verdict read from the text answer"
+            verdict = shape.read_text(completion.text)
+            return Entailment(int(verdict.value == 1.0), details)
+        except CostLimitReached:
+            raise
+        except StructuredOutputError as exc:
+            raise EntailmentError(f"entailment judge: {exc}", raw=exc.raw[:self.raw_limit]) from None
+        except ModelCallError as exc:
+            raise EntailmentError(f"entailment judge: {exc}", status=exc.status, attempts=exc.attempts) from None
+        except AnswerError as exc:
+            raise EntailmentError(f"entailment judge: unreadable answer: {exc}", **details) from None
+
+
+_BACKENDS: dict[str, Callable[[Any, Any], Any]] = {}
+
+
+def register_entailment_backend(name: str, factory: Callable[[Any, Any], Any]) -> None:
+    """Add an entailment backend: ``factory(config, runtime)`` returns an object with ``name``,
+    ``fingerprint() -> dict`` and ``async entails(premise, hypothesis) -> Entailment``."""
+    _BACKENDS[name] = factory
+
+
+def load_entry_points(group: str) -> dict[str, Callable]:
+    from importlib.metadata import entry_points
+
+    found = {}
+    for entry in entry_points(group=group):
+        found[entry.name] = entry.load()
+    return found
+
+
+def backend_factories() -> dict[str, Callable[[Any, Any], Any]]:
+    factories: dict[str, Callable[[Any, Any], Any]] = {
+        "lexical": lambda config, runtime: LexicalEntailment(),
+        "judge": JudgeEntailment,
+    }
+    factories.update(load_entry_points("evalyard_trust.entailment"))
+    factories.update(_BACKENDS)
+    return factories
+
+
+def make_backend(name: str, config: Any, runtime: Any) -> Any:
+    factories = backend_factories()
+    if name not in factories:
+        raise ConfigError(f"trust: unknown entailment backend {name!r} (known: {', '.join(sorted(factories))})")
+    return factories[name](config, runtime)
