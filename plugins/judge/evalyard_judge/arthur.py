@@ -1,0 +1,151 @@
+"""Arthur Bench's prompt-based scorers, with its bugs fixed.
+
+- ``qa_correctness``: ``cannot_tell`` is a label of its own with no value (Arthur folded
+  its ``NA`` into an ``invalid`` -1 that was averaged in);
+- ``summary_quality``: judged in both orders (Arthur always showed the reference first);
+- ``hallucination``: the response split into claims and each claim checked against the
+  context by the judge model through the model layer (Arthur called a hosted service).
+  Polarity: value 1 = at least one claim unsupported (hallucination), 0 = all supported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any, ClassVar
+
+from evalyard import Case, Score
+
+from .base import JudgeScorer, StepFailed, merge_usage
+from .templates import template_name
+
+class QACorrectness(JudgeScorer):
+    name = "qa_correctness"
+    description = ("Is the answer correct given the question and its context? correct = 1, incorrect = 0; "
+                   "cannot_tell is a label with no value (not averaged in).")
+    template_name = template_name("qa_correctness")
+    requires = ("input", "candidate", "context")
+    labels = ("correct", "incorrect", "cannot_tell")
+    threshold = 0.5
+    version = "1"
+
+
+#: (order, whether that order shows the candidate first)
+ORDERS = (("candidate_first", True), ("reference_first", False))
+
+
+class SummaryQuality(JudgeScorer):
+    name = "summary_quality"
+    description = ("Pairwise: is the candidate summary better than the reference summary? Judged twice with the "
+                   "positions swapped: win 1, tie 0.5, loss 0, averaged over the two orders.")
+    template_name = template_name("summary_quality")
+    requires = ("input", "candidate", "reference")
+    labels = ("candidate", "reference", "equal", "inconsistent")
+    threshold = 0.5
+    version = "1"
+
+    async def ascore(self, case: Case) -> Score:
+        swapped = dataclasses.replace(case, candidate=case.reference, reference=case.candidate)
+        judged = await asyncio.gather(JudgeScorer.ascore(self, case), JudgeScorer.ascore(self, swapped))
+        verdicts = []
+        for (order, candidate_first), score in zip(ORDERS, judged):
+            verdict: dict[str, Any] = {"order": order, "answer": score.label}
+            if score.error is None:
+                # The template's values are the first position's win share (first 1, tie 0.5, second 0).
+                verdict["candidate_value"] = score.value if candidate_first else 1.0 - score.value
+                verdict["winner"] = _winner(score.label, candidate_first)
+            else:
+                verdict["error"] = score.error
+            verdict["details"] = score.details
+            verdicts.append(verdict)
+        usage = merge_usage(*(s.usage for s in judged))
+        failed = [v for v in verdicts if "error" in v]
+        if failed:
+            failure = Score.failure("; ".join(f"{v['order']}: {v['error']}" for v in failed), verdicts=verdicts)
+            failure.usage = usage
+            return failure
+        value = (verdicts[0]["candidate_value"] + verdicts[1]["candidate_value"]) / 2
+        winners = [v["winner"] for v in verdicts]
+        agreement = winners[0] == winners[1]
+        if agreement:
+            label = {"candidate": "candidate", "reference": "reference", "tie": "equal"}[winners[0]]
+        elif value > 0.5:
+            label = "candidate"
+        elif value < 0.5:
+            label = "reference"
+        else:  # each order named a different winner: position decided, not content
+            label = "inconsistent"
+        details = {"verdicts": verdicts, "agreement": agreement, "winners": winners,
+                   "position_bias": set(winners) == {"candidate", "reference"}}
+        return Score(value=value, label=label, details=details, usage=usage)
+
+
+def _winner(answer: str | None, candidate_first: bool) -> str:
+    if answer == "tie" or answer is None:
+        return "tie"
+    first_won = answer == "first"
+    return "candidate" if first_won == candidate_first else "reference"
+
+
+class Hallucination(JudgeScorer):
+    name = "hallucination"
+    description = ("Claims of the candidate, each checked against the context: 1 = at least one claim is "
+                   "unsupported (hallucination), 0 = every claim is supported. Share and verdicts in details.")
+    template_name = template_name("hallucination_check")
+    requires = ("candidate", "context")
+    labels = ("hallucination", "no_hallucination")
+    higher_is_better = False
+    threshold = 0.5
+    version = "1"
+    claims_template: ClassVar[str] = "hallucination_claims"
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        data = super().fingerprint_data()
+        data["steps"] = self.step_hashes(self.claims_template)
+        data["convention"] = "1 = at least one claim unsupported, 0 = all claims supported"
+        return data
+
+    async def ascore(self, case: Case) -> Score:
+        try:
+            found, split_usage = await self.ask_json(self.claims_template, "claims", case)
+        except StepFailed as exc:
+            return Score.failure(str(exc), **exc.details)
+        claims = [c.strip() for c in found if isinstance(c, str) and c.strip()]
+        if not claims:
+            return Score(value=0.0, label="no_hallucination", usage=split_usage,
+                         details={"claims": [], "unsupported": 0, "unsupported_share": None,
+                                  "note": "the judge found no factual claim in the response"})
+        checks = await asyncio.gather(*(
+            JudgeScorer.ascore(self, Case(id=f"{case.id}#claim{n}", candidate=claim, context=list(case.context)))
+            for n, claim in enumerate(claims, 1)))
+        verdicts = []
+        for claim, check in zip(claims, checks):
+            verdict: dict[str, Any] = {"claim": claim}
+            if check.error is not None:
+                verdict["error"] = check.error
+            else:
+                verdict["supported"] = check.label == "yes"
+                verdict["value"] = check.value
+            for key in ("reasoning", "p_yes", "agreement", "raw"):
+                if key in check.details:
+                    verdict[key] = check.details[key]
+            verdicts.append(verdict)
+        usage = merge_usage(split_usage, *(c.usage for c in checks))
+        checked = [v for v in verdicts if "error" not in v]
+        unsupported = [v for v in checked if not v["supported"]]
+        details = {"claims": verdicts, "unsupported": len(unsupported), "checked": len(checked),
+                   "unsupported_share": len(unsupported) / len(checked) if checked else None}
+        if len(checked) < len(verdicts):
+            details["unchecked"] = len(verdicts) - len(checked)
+            if not unsupported:  # an unchecked claim could be the unsupported one: no verdict
+                first = next(v["error"] for v in verdicts if "error" in v)
+                failure = Score.failure(f"{details['unchecked']} of {len(verdicts)} claims could not be checked: "
+                                        f"{first}", **details)
+                failure.usage = usage
+                return failure
+        value = 1.0 if unsupported else 0.0
+        return Score(value=value, label="hallucination" if unsupported else "no_hallucination", details=details,
+                     usage=usage)
+
+
+SCORERS = (QACorrectness, SummaryQuality, Hallucination)
