@@ -178,7 +178,7 @@ class Scorer:
         raise NotImplementedError
 
     async def ascore_batch(self, cases: list[Case]) -> list[Score]:
-        import asyncio  # not at module level: importing asyncio costs ~50 ms at start-up
+        import asyncio  # not at module level: every plugin imports this module at start-up
 
         if type(self).ascore is Scorer.ascore:
             return await asyncio.to_thread(self.score_batch, cases)

@@ -36,7 +36,7 @@ class Suite:
     def version(self) -> str:
         """Content hash of the cases without their candidates: the same inputs, references,
         contexts and metadata always give the same version, whichever outputs are scored."""
-        import hashlib  # here: loading OpenSSL costs every command start-up ~5 ms otherwise
+        import hashlib  # here, not at the top: loading OpenSSL would slow every command's start-up
 
         digest = hashlib.sha256()
         for case in self.cases:

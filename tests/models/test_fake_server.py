@@ -34,7 +34,9 @@ def test_a_run_with_thirty_percent_faults_completes(fake_server, run):
     assert all(r.text in ("yes", "no") for r in results)
     usage = layer.usage.to_dict()
     assert usage["retries"] > 0 and usage["requests"] == usage["calls"] + usage["retries"]
-    assert sum(server.stats.faults.values()) == usage["retries"]
+    # every injected fault costs one retry; on a loaded machine a slow answer can also hit the
+    # client's timeout and be retried, so the server's count is a lower bound
+    assert usage["retries"] >= sum(server.stats.faults.values()) > 0
     assert set(server.stats.faults) <= {"429", "500", "timeout", "malformed"}
 
 

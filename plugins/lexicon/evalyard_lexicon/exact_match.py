@@ -27,7 +27,7 @@ class _PunctuationTable(dict):
     """``str.translate`` table deleting Unicode punctuation (categories P*): curly
     quotes and dashes as well as ASCII punctuation; symbols ($, %, +) are content.
 
-    Filled on demand (a table of all 1.1M code points would cost ~0.3 s to build):
+    Filled on demand (a table of all 1.1M code points would be slow to build):
     each code point is classified once, then maps to None (delete) or to itself.
     """
 

@@ -3,7 +3,7 @@
 Arthur Bench 0.3.1 used NLTK's tokeniser and POS tagger (specificity) and, through
 textstat 0.7.9+, NLTK's cmudict corpus (readability). Reproducing its numbers
 exactly needs those data files; everything else in this plugin works without
-NLTK. Nothing here runs at import time: ``import nltk`` costs ~0.5 s and the
+NLTK. Nothing here runs at import time: ``import nltk`` is slow and the
 default modes must not need it. We never call ``nltk.download`` (evaluation runs
 offline): when a resource is missing, callers fall back to an approximation and
 say so in the score's details.

@@ -95,7 +95,7 @@ class PythonUnitTesting(Scorer):
         super().__init__(config, **options)
         self._client = None
         self._client_lock = threading.Lock()
-        # Start the worker now, in the background: its ~0.1 s start-up then overlaps the
+        # Start the worker now, in the background: its start-up then overlaps the
         # rest of the run's set-up (opening the database...). close() stops it.
         try:
             self._sandbox().start()

@@ -14,8 +14,8 @@ The rewrite edits the tree in place in one pass and positions each new node itse
 HumanEval test files are long lists of literals, and a NodeTransformer plus
 ``fix_missing_locations`` over them cost more than compiling them. The pass is its own
 loop rather than ``ast.walk``: it never queues literals or load/store markers (which hold
-nothing to rewrite), and it dispatches on the exact node type -- compiling the 164
-HumanEval test files went from ~77 to ~63 ms (best of 7), the same bytecode either way.
+nothing to rewrite), and it dispatches on the exact node type; the bytecode is the same
+as a NodeTransformer's.
 """
 
 from __future__ import annotations
