@@ -334,6 +334,7 @@ class Application:
         prepared = prepare_scorers(specs, registry, executor)
         prepared_generator = prepare_generator(generator, generator_config or {}, registry) if generator else None
         set_up(runtime, prepared, prepared_generator)
+        run_settings["judge_model"] = runtime.chosen_judge_model  # a plugin's default, once judges asked for one
         check_required_fields(loaded.cases, origins, prepared, prepared_generator)
         return RunPlan(loaded, prepared, prepared_generator, name, runtime, run_settings)
 
@@ -342,7 +343,8 @@ class Application:
         from .runtime import Runtime
 
         max_cost = run_settings.get("max_cost")
-        return Runtime(judge_model=run_settings.get("judge_model"), prompt_dirs=run_settings.get("prompt_dirs") or (),
+        return Runtime(judge_model=run_settings.get("judge_model"), default_judge=self.host.pm.hook.default_judge_model,
+                       prompt_dirs=run_settings.get("prompt_dirs") or (),
                        plugin_templates=plugin_templates(self.registry), model_settings=run_settings.get("models"),
                        use_cache=run_settings.get("use_cache", True),
                        max_cost=None if max_cost is None else max(0.0, max_cost - spent), concurrency=concurrency)

@@ -45,6 +45,13 @@ def register_executors(register):
     ``evalyard.executors.Executor`` (where scorer batches run: threads, processes, a cluster)."""
 
 
+@hookspec(firstresult=True)
+def default_judge_model():
+    """Return the model string judges use when none is configured (``--judge-model``,
+    ``EVALYARD_JUDGE_MODEL``, a scorer's ``model``), or None. The first plugin with an answer
+    wins; e.g. the local-model plugin answers with its best installed model."""
+
+
 @hookspec
 def register_commands(cli):
     """Add click commands or groups to the ``evalyard`` command-line group."""

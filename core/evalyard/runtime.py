@@ -17,10 +17,12 @@ from .errors import StopRun  # noqa: F401  (re-exported: scorers raise it)
 
 
 class Runtime:
-    def __init__(self, *, judge_model: str | None = None, prompt_dirs: Iterable[str | Path] = (),
+    def __init__(self, *, judge_model: str | None = None, default_judge: Any = None, prompt_dirs: Iterable[str | Path] = (),
                  plugin_templates: Iterable[tuple[str, Any, str]] = (), model_settings: dict[str, Any] | None = None,
                  use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4) -> None:
-        self.judge_model = judge_model
+        self._judge_model = judge_model
+        self._default_judge = default_judge
+        self._judge_resolved = judge_model is not None
         self.prompt_dirs = [Path(d) for d in prompt_dirs]
         self.plugin_templates = list(plugin_templates)
         self.model_settings = dict(model_settings or {})
@@ -30,6 +32,27 @@ class Runtime:
         self.store = None  # set by the application when the run is created
         self._prompts = None
         self._models = None
+
+    @property
+    def judge_model(self) -> str | None:
+        """The configured judge model; else the one a plugin offers (``default_judge_model`` hook),
+        said once on stderr so nobody is judged by a model they did not choose without knowing."""
+        if not self._judge_resolved:
+            self._judge_resolved = True
+            offered = self._default_judge() if self._default_judge is not None else None
+            if offered:
+                import logging
+
+                logging.getLogger("evalyard").warning(
+                    "evalyard: no judge model configured; judges use %s. Choose one with --judge-model MODEL "
+                    "or EVALYARD_JUDGE_MODEL (a hosted model judges better than a small local one).", offered)
+                self._judge_model = offered
+        return self._judge_model
+
+    @property
+    def chosen_judge_model(self) -> str | None:
+        """The judge model this run uses so far, without asking plugins for a default."""
+        return self._judge_model
 
     @property
     def prompts(self):
@@ -57,7 +80,7 @@ class Runtime:
                         for model, value in self.model_settings.items()}
             self._models = ModelLayer(cache=cache, use_cache=self.use_cache, concurrency=self.concurrency,
                                       settings=settings, usage=UsageMeter(max_cost=self.max_cost),
-                                      judge_model=self.judge_model)
+                                      judge_model=self._judge_model)
         return self._models
 
     def usage(self) -> dict[str, Any] | None:

@@ -213,3 +213,26 @@ def test_kill_9_mid_run_then_resume_repeats_no_answered_call(tmp_path, cli_env, 
     # the provider saw each prompt once at most, except calls in flight at the kill
     prompts = [line for line in calls.read_text().splitlines() if line]
     assert len(prompts) - len(set(prompts)) <= 2
+
+
+def test_a_plugin_may_offer_the_default_judge_and_it_is_said_once(app, suite, rules, monkeypatch, caplog):
+    """With no judge model configured, a plugin's default_judge_model answer is used, said once,
+    and stored with the run so a resumed run uses the same."""
+    import types
+
+    from evalyard import hookimpl
+
+    monkeypatch.delenv("EVALYARD_JUDGE_MODEL", raising=False)
+    model = rules(JUDGE_RULES)
+    offering = types.ModuleType("offers_a_judge")
+    offering.default_judge_model = hookimpl(lambda: model)
+    offering.default_judge_model.__name__ = "default_judge_model"
+    app.register_plugin(offering, name="offers_a_judge")
+    evalyard.register_prompt_scorer("judge", template="correctness", app=app)
+    evalyard.register_prompt_scorer("judge_again", template="correctness", app=app)
+    with caplog.at_level("WARNING", logger="evalyard"):
+        run = evalyard.evaluate(str(suite), ["judge", "judge_again"], app=app)
+    assert run.summary["judge"]["mean"] == pytest.approx(2 / 3)
+    said = [r.getMessage() for r in caplog.records if "no judge model configured" in r.getMessage()]
+    assert len(said) == 1 and model in said[0]
+    assert app.open_store().get_run(run.run_id).settings["judge_model"] == model
