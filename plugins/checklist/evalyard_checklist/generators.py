@@ -1,1 +1,607 @@
-GENERATOR_CLASSES = ()
+"""Checklist generators, one per AutoChecklist pipeline, registered through ``register_generators``.
+
+A checklist generator makes checklists, not candidates: the checklist scorer (``generator=``) and
+``evalyard checklist generate`` use it; ``evalyard run --generator`` refuses it. Every model call goes
+through the run's model layer (cached, counted). Item limits: the user's ``max_items`` is honoured (the
+pipeline's is only the default), a reply with more items is cut to it (``truncated_from`` in details),
+and fewer than ``min_items`` is an error for that case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from evalyard import Case, ConfigError, Generator, InputError
+
+from .data import Checklist, ChecklistItem
+from .parsing import ReplyError, extract_json
+
+GENERATION_MAX_TOKENS = 2048
+CANDIDATE_MAX_TOKENS = 1024
+FEEDBACK_BATCH = 100
+RAW_LIMIT = 4000
+
+
+@dataclass
+class MadeChecklist:
+    checklist: Checklist | None
+    details: dict[str, Any]
+    completions: list[Any]
+    error: str | None = None
+    raw: str | None = None
+
+
+def items_schema(kind: str, categories: tuple[str, ...] = ()) -> dict[str, Any]:
+    props: dict[str, Any] = {"question": {"type": "string"}}
+    if kind == "weighted":
+        props["weight"] = {"type": "integer", "minimum": 0, "maximum": 100}
+    elif kind == "categorized":
+        props["category"] = {"type": "string", "enum": list(categories)}
+    elif kind == "sourced":
+        props["sources"] = {"type": "array", "items": {"type": "integer"}}
+    elif kind == "dimension":
+        props["sub_dimension"] = {"type": "string"}
+    entry = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    return {"type": "object", "properties": {"items": {"type": "array", "items": entry}}, "required": ["items"],
+            "additionalProperties": False}
+
+
+def format_text(kind: str, categories: tuple[str, ...] = ()) -> str:
+    example: dict[str, Any] = {"question": "..."}
+    if kind == "weighted":
+        example["weight"] = 100
+    elif kind == "categorized":
+        example["category"] = categories[0]
+    elif kind == "sourced":
+        example["sources"] = [0, 3]
+    elif kind == "dimension":
+        example["sub_dimension"] = "..."
+    text = f'Reply with one JSON object and nothing else: {{"items": [{json.dumps(example)}, ...]}}.'
+    if kind == "categorized":
+        text += f" category is one of {', '.join(categories)}."
+    return text
+
+
+class ChecklistGenerator(Generator):
+    """Base of the checklist generators: config, model calls, limits."""
+
+    level: ClassVar[str] = "instance"
+    template: ClassVar[str] = ""
+    kind: ClassVar[str] = "questions"
+    categories: ClassVar[tuple[str, ...]] = ()
+    default_temperature: ClassVar[float] = 0.7
+    default_max_items: ClassVar[int | None] = None
+    default_min_items: ClassVar[int] = 1
+    #: the checklist scorer's config that the pipeline's paper scores with
+    default_scorer: ClassVar[dict[str, Any]] = {"mode": "batch", "primary_metric": "pass"}
+
+    @dataclass
+    class Config:
+        model: str = field(default="", metadata={"help": "the model that writes the checklist"})
+        temperature: float | None = field(default=None, metadata={"help": "sampling temperature (pipeline default)"})
+        max_items: int | None = field(default=None, metadata={"help": "most items (pipeline default); honoured"})
+        min_items: int | None = field(default=None, metadata={"help": "fewest items; fewer is an error"})
+        template: str | None = field(default=None, metadata={"help": "generation prompt (pipeline default)"})
+        max_tokens: int = field(default=GENERATION_MAX_TOKENS, metadata={"help": "longest reply"})
+        candidate_models: list[str] = field(default_factory=list, metadata={
+            "help": "contrastive pipelines: models that write candidates when a case has none"})
+
+        def __post_init__(self) -> None:
+            if self.max_items is not None and self.max_items < 1:
+                raise ValueError("max_items must be at least 1")
+            if self.min_items is not None and self.min_items < 0:
+                raise ValueError("min_items cannot be negative")
+
+    runtime: Any = None
+
+    # -- configuration ------------------------------------------------------------------
+    @property
+    def temperature(self) -> float:
+        return self.default_temperature if self.config.temperature is None else self.config.temperature
+
+    @property
+    def max_items(self) -> int | None:
+        return self.config.max_items if self.config.max_items is not None else self.default_max_items
+
+    @property
+    def min_items(self) -> int:
+        wanted = self.config.min_items if self.config.min_items is not None else self.default_min_items
+        return min(wanted, self.max_items) if self.max_items is not None else wanted
+
+    @property
+    def template_name(self) -> str:
+        return self.config.template or self.template
+
+    def setup(self, runtime: Any) -> None:
+        raise ConfigError(f"{self.name} makes checklists, not candidates: use `evalyard checklist generate SUITE "
+                          f"--pipeline {self.name}` or the checklist scorer's generator={self.name}")
+
+    def bind(self, runtime: Any) -> None:
+        """Take the runtime (model layer, prompts); ConfigError for what cannot work."""
+        if not self.config.model:
+            raise ConfigError(f"checklist generator {self.name} needs a model (--model MODEL)")
+        try:
+            runtime.prompts.get(self.template_name)
+        except Exception as exc:
+            raise ConfigError(f"checklist generator {self.name}: {exc}") from None
+        self.runtime = runtime
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        data = super().fingerprint_data()
+        if self.runtime is not None:
+            data["template_hash"] = self.runtime.prompts.get(self.template_name).hash
+        return data
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "level": self.level, "temperature": self.temperature,
+                "max_items": self.max_items, "min_items": self.min_items, "template": self.template_name,
+                "default_scorer": dict(self.default_scorer), "requires": list(self.required_fields())}
+
+    # -- model calls ----------------------------------------------------------------------
+    async def call(self, template_name: str, case: Any, variables: dict[str, Any], completions: list[Any],
+                   kind: str | None = None, *, temperature: float | None = None, sample: int = 0,
+                   categories: tuple[str, ...] | None = None, schema: dict[str, Any] | None = None,
+                   instructions: str | None = None) -> tuple[Any, str]:
+        """Render, ask for JSON (schema through the API where the model takes it), parse.
+        Returns (value, raw text); ReplyError when the reply holds no JSON."""
+        from evalyard.models import ModelCallError
+        from evalyard.models.structured import response_format_for
+
+        template = self.runtime.prompts.get(template_name)
+        kind = kind or self.kind
+        categories = self.categories if categories is None else categories
+        schema = schema or items_schema(kind, categories)
+        rendered = template.render(case, variables=variables, reasoning=False, structured=True)
+        messages = [dict(m) for m in rendered.messages]
+        messages[-1]["content"] = (messages[-1]["content"].rstrip() + "\n\n"
+                                   + (instructions or format_text(kind, categories)))
+        params = {"temperature": self.temperature if temperature is None else temperature,
+                  "max_tokens": self.config.max_tokens, **template.parameters}
+        layer = self.runtime.models
+        model = self.config.model
+        completion = None
+        if await asyncio.to_thread(layer.supports_schema, model):
+            try:
+                completion = await layer.complete(model, messages, sample=sample, template=template.name, params={
+                    **params, "response_format": response_format_for(schema, "checklist")})
+            except ModelCallError as exc:
+                if exc.status != 400:
+                    raise
+        if completion is None:
+            completion = await layer.complete(model, messages, params=params, sample=sample, template=template.name)
+        completions.append(completion)
+        return extract_json(completion.text), completion.text
+
+    def read_items(self, value: Any, where: str = "reply") -> list[ChecklistItem]:
+        """Items of a ``{"items": [...]}`` reply (a bare list is accepted too); weights default to 100."""
+        rows = value.get("items") if isinstance(value, dict) else value
+        if not isinstance(rows, list):
+            raise ReplyError(f"{where}: expected {{\"items\": [...]}}")
+        items = []
+        for row in rows:
+            if isinstance(row, str):
+                row = {"question": row}
+            if not isinstance(row, dict) or not isinstance(row.get("question"), str) or not row["question"].strip():
+                continue
+            # Only what the pipeline asks for is read: a stray field of a reply does not leak in.
+            weight = row.get("weight", 100) if self.kind == "weighted" else 100
+            try:
+                weight = min(100.0, max(0.0, float(weight)))
+            except (TypeError, ValueError):
+                weight = 100.0
+            category = row.get("category") if self.kind == "categorized" else None
+            if category is not None and category not in self.categories:
+                category = None
+            meta = {k: row[k] for k, kind in (("sources", "sourced"), ("sub_dimension", "dimension"))
+                    if k in row and self.kind == kind}
+            items.append(ChecklistItem(row["question"].strip(), weight, category or None, "", meta))
+        return items
+
+    def finish(self, items: list[ChecklistItem], details: dict[str, Any], completions: list[Any],
+               raw: str | None, case_input: str | None = None) -> MadeChecklist:
+        """Apply the item limits and make the checklist (or the error)."""
+        details = {"pipeline": self.name, "model": self.config.model, "template": self.template_name,
+                   "temperature": self.temperature, "max_items": self.max_items, "min_items": self.min_items,
+                   "cached": bool(completions) and all(c.cached for c in completions), **details}
+        if self.max_items is not None and len(items) > self.max_items:
+            details["truncated_from"] = len(items)
+            items = items[:self.max_items]
+        checklist = Checklist(items, source_method=self.name, generation_level=self.level, input=case_input,
+                              metadata={"model": self.config.model})
+        if len(items) < self.min_items:
+            details["checklist"] = checklist.to_dict()
+            return MadeChecklist(None, details, completions,
+                                 f"{self.name} made {len(items)} items, fewer than min_items={self.min_items}", raw)
+        return MadeChecklist(checklist, details, completions, None, raw)
+
+    async def make_checklist(self, case: Case) -> MadeChecklist:
+        """One checklist for one case (instance-level pipelines); failures are returned, not raised."""
+        from evalyard.models import CostLimitReached, ModelCallError
+
+        completions: list[Any] = []
+        raw = None
+        try:
+            variables, extra = await self.variables_for(case, completions)
+            variables.update({"max_items": self.max_items or 20, "min_items": self.min_items})
+            value, raw = await self.call(self.template_name, case, variables, completions)
+            items = self.read_items(value)
+        except CostLimitReached:
+            raise
+        except (ModelCallError, ReplyError, InputError, ValueError) as exc:
+            return MadeChecklist(None, {"pipeline": self.name, "model": self.config.model}, completions,
+                                 f"{type(exc).__name__}: {exc}", raw[:RAW_LIMIT] if raw else None)
+        return self.finish(items, extra, completions, raw, case.input)
+
+    async def variables_for(self, case: Case, completions: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Template variables beyond the case's fields, and details to keep."""
+        history = case.metadata.get("history")
+        return ({"history": history} if isinstance(history, str) and history else {}), {}
+
+    async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
+        raise NotImplementedError
+
+    async def agenerate(self, case: Case) -> Any:  # reached only by a caller that skipped setup()
+        raise ConfigError(f"{self.name} makes checklists, not candidates")
+
+
+# -- instance-level pipelines -------------------------------------------------------------
+
+class Tick(ChecklistGenerator):
+    name = "tick"
+    description = "checklist: TICK yes/no questions from the instruction (instance; scorer batch -> pass)"
+    requires = ("input",)
+    template = "checklist_gen_tick"
+    default_temperature, default_max_items, default_min_items = 0.7, 8, 2
+
+
+class RocketEval(ChecklistGenerator):
+    name = "rocketeval"
+    description = "checklist: RocketEval key-content questions from input + reference (instance; item+logprobs)"
+    requires = ("input", "reference")
+    template = "checklist_gen_rocketeval"
+    default_temperature, default_max_items = 0.7, 10
+    default_scorer = {"mode": "item", "use_logprobs": True, "primary_metric": "normalized", "template": "rocketeval"}
+
+
+RLCF_SCORER = {"mode": "item", "primary_metric": "weighted", "template": "rlcf"}
+
+
+class RlcfDirect(ChecklistGenerator):
+    name = "rlcf_direct"
+    description = "checklist: RLCF weighted criteria from input + reference (instance; item -> weighted)"
+    requires = ("input", "reference")
+    template = "checklist_gen_rlcf_direct"
+    kind = "weighted"
+    default_temperature, default_max_items = 0.0, 7
+    default_scorer = RLCF_SCORER
+
+
+class Contrastive(ChecklistGenerator):
+    """Candidates from ``metadata.candidates`` (a list), else written by ``candidate_models``:
+    several models answer once each at 0.7; one model answers 4 times at 0.9."""
+
+    default_temperature = 0.0
+
+    async def candidates(self, case: Case, completions: list[Any]) -> tuple[list[str], str]:
+        given = case.metadata.get("candidates")
+        if isinstance(given, list) and given and all(isinstance(c, str) for c in given):
+            return list(given), "given"
+        if given is not None and not isinstance(given, dict):
+            raise InputError(f"case {case.id!r}: metadata.candidates must be a list of texts")
+        models = self.config.candidate_models
+        if not models:
+            raise InputError(f"case {case.id!r}: {self.name} needs candidates: metadata.candidates or the "
+                             "generator's candidate_models")
+        template = self.runtime.prompts.get("checklist_gen_candidate")
+        messages = template.render(case, reasoning=False, structured=True).messages
+        layer = self.runtime.models
+        if len(models) == 1:
+            calls = [(models[0], 0.9, i) for i in range(4)]
+        else:
+            calls = [(m, 0.7, 0) for m in models]
+        made = await asyncio.gather(*(layer.complete(m, messages, sample=i, template=template.name, params={
+            "temperature": t, "max_tokens": CANDIDATE_MAX_TOKENS}) for m, t, i in calls))
+        completions.extend(made)
+        return [c.text for c in made], "generated"
+
+    async def variables_for(self, case: Case, completions: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        candidates, origin = await self.candidates(case, completions)
+        return {"candidates": candidates}, {"candidates": candidates, "candidates_from": origin}
+
+
+class RlcfCandidate(Contrastive):
+    name = "rlcf_candidate"
+    description = "checklist: RLCF weighted criteria from input + reference + candidates (instance; item -> weighted)"
+    requires = ("input", "reference")
+    template = "checklist_gen_rlcf_candidate"
+    kind = "weighted"
+    default_max_items = 7
+    default_scorer = RLCF_SCORER
+
+
+class RlcfCandidatesOnly(Contrastive):
+    name = "rlcf_candidates_only"
+    description = "checklist: RLCF weighted criteria from input + candidates (instance; item -> weighted)"
+    requires = ("input",)
+    template = "checklist_gen_rlcf_candidates_only"
+    kind = "weighted"
+    default_max_items = 7
+    default_scorer = RLCF_SCORER
+
+
+class OpenRubricsPairwise(Contrastive):
+    name = "openrubrics_pairwise"
+    description = "checklist: OpenRubrics hard rules + principles from chosen vs rejected (instance; batch -> pass)"
+    requires = ("input",)
+    template = "checklist_gen_openrubrics_pairwise"
+    kind = "categorized"
+    categories = ("hard_rule", "principle")
+    default_max_items = 15
+
+    async def variables_for(self, case: Case, completions: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        pair = case.metadata.get("candidates") if isinstance(case.metadata.get("candidates"), dict) else case.metadata
+        chosen, rejected = pair.get("chosen"), pair.get("rejected")
+        if not isinstance(chosen, str) or not isinstance(rejected, str):
+            candidates, origin = await self.candidates(case, completions)
+            if len(candidates) < 2:
+                raise InputError(f"case {case.id!r}: {self.name} needs metadata.chosen and metadata.rejected")
+            chosen, rejected = candidates[0], candidates[-1]
+        return ({"chosen": chosen, "rejected": rejected, "passages": list(case.context)},
+                {"chosen": chosen, "rejected": rejected})
+
+
+class OpenRubricsListwise(Contrastive):
+    name = "openrubrics_listwise"
+    description = "checklist: OpenRubrics hard rules + principles from ranked candidates (instance; batch -> pass)"
+    requires = ("input",)
+    template = "checklist_gen_openrubrics_listwise"
+    kind = "categorized"
+    categories = ("hard_rule", "principle")
+    default_max_items = 20
+
+    async def variables_for(self, case: Case, completions: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        candidates, origin = await self.candidates(case, completions)
+        return {"candidates": candidates, "passages": list(case.context)}, {"candidates_from": origin}
+
+
+# -- corpus-level pipelines ---------------------------------------------------------------
+
+class CorpusGenerator(ChecklistGenerator):
+    level = "instance"  # overridden below; corpus generators make one checklist for all cases
+
+    async def make_checklist(self, case: Case) -> MadeChecklist:
+        raise ConfigError(f"{self.name} makes one checklist for a corpus")
+
+
+class Feedback(CorpusGenerator):
+    name = "feedback"
+    level = "corpus"
+    description = ("checklist: questions covering reviewers' feedback (metadata.feedback of every case), "
+                   "deduplicated, tagged and selected (corpus; batch -> pass)")
+    requires = ("metadata.feedback",)
+    template = "checklist_gen_feedback"
+    kind = "sourced"
+    default_temperature, default_max_items = 0.7, 20
+
+    @dataclass
+    class Config(ChecklistGenerator.Config):
+        domain: str = field(default="", metadata={"help": "what the responses are about"})
+        dedup: str = field(default="auto", metadata={
+            "help": "auto | embedding | text | off: merge near-duplicates (embedding: the embedding plugin's "
+                    "bundled model, cosine >= threshold)"})
+        dedup_threshold: float = field(default=0.85, metadata={"help": "cosine at which items are merged"})
+        tag: bool = field(default=True, metadata={"help": "drop items the model tags as not general"})
+        alpha: float = field(default=0.5, metadata={"help": "selector: weight of coverage against diversity"})
+        length_penalty: float = field(default=0.0005, metadata={"help": "selector: cost per selected item"})
+        beam: int = field(default=5, metadata={"help": "selector: beam width"})
+
+    async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
+        from evalyard.models import CostLimitReached, ModelCallError
+
+        from .refiners import deduplicate, select, tag_general
+
+        observations: list[str] = []
+        for case in cases:
+            value = case.metadata.get("feedback")
+            observations.extend([value] if isinstance(value, str) else [v for v in value or [] if isinstance(v, str)])
+        completions: list[Any] = []
+        details: dict[str, Any] = {"observations": len(observations)}
+        if not observations:
+            return MadeChecklist(None, details, completions, "feedback needs metadata.feedback in the cases")
+        raw = None
+        try:
+            items: list[ChecklistItem] = []
+            for start in range(0, len(observations), FEEDBACK_BATCH):
+                batch = observations[start:start + FEEDBACK_BATCH]
+                value, raw = await self.call(self.template_name, {"id": None}, {
+                    "domain": self.config.domain, "observations": batch, "max_items": self.max_items or 20},
+                    completions)
+                for item in self.read_items(value):
+                    sources = [start + s for s in item.metadata.get("sources", []) if isinstance(s, int)
+                               and 0 <= s < len(batch)]
+                    items.append(ChecklistItem(item.question, item.weight, item.category, "",
+                                               {**item.metadata, "sources": sources}))
+            details["generated"] = len(items)
+            items, details["dedup"] = await deduplicate(self, items, completions)
+            if self.config.tag:
+                items, details["tagged_out"] = await tag_general(self, items, completions)
+            if self.max_items is not None and len(items) > self.max_items:
+                items, details["selection"] = await select(self, items, len(observations))
+        except CostLimitReached:
+            raise
+        except (ModelCallError, ReplyError, ValueError) as exc:
+            return MadeChecklist(None, details, completions, f"{type(exc).__name__}: {exc}", raw)
+        return self.finish(items, details, completions, raw)
+
+
+class CheckEval(CorpusGenerator):
+    name = "checkeval"
+    level = "corpus"
+    description = "checklist: CheckEval questions per evaluation dimension (corpus; batch -> pass)"
+    requires = ()
+    template = "checklist_gen_checkeval"
+    kind = "dimension"
+    default_temperature = 0.7
+    PER_SUB = {"seed": 2, "elaboration": 5, "diversification": 4, "combined": 5}
+
+    @dataclass
+    class Config(ChecklistGenerator.Config):
+        dimensions: list = field(default_factory=list, metadata={
+            "help": "[{name, definition, sub_dimensions}] (or a JSON/YAML file path in dimensions_file)"})
+        dimensions_file: str | None = field(default=None, metadata={"help": "file holding the dimensions"})
+        augmentation: str = field(default="seed", metadata={
+            "help": "seed (2 per sub-dimension) | elaboration (5) | diversification (4) | combined"})
+        filter: bool = field(default=False, metadata={"help": "drop questions whose YES does not mean better"})
+        dedup: str = field(default="auto", metadata={"help": "auto | embedding | text | off"})
+        dedup_threshold: float = field(default=0.85, metadata={"help": "cosine at which items are merged"})
+
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            if self.augmentation not in ("seed", "elaboration", "diversification", "combined"):
+                raise ValueError("augmentation must be seed, elaboration, diversification or combined")
+
+    def dimensions(self) -> list[dict[str, Any]]:
+        dims = list(self.config.dimensions)
+        if self.config.dimensions_file:
+            import yaml
+
+            try:
+                loaded = yaml.safe_load(open(self.config.dimensions_file, encoding="utf-8"))
+            except (OSError, yaml.YAMLError) as exc:
+                raise ConfigError(f"checkeval: cannot read dimensions_file: {exc}") from None
+            dims.extend(loaded if isinstance(loaded, list) else (loaded or {}).get("dimensions", []))
+        out = []
+        for n, dim in enumerate(dims):
+            if not isinstance(dim, dict) or not isinstance(dim.get("name"), str):
+                raise ConfigError(f"checkeval: dimension {n + 1} needs a name (and definition, sub_dimensions)")
+            subs = dim.get("sub_dimensions") or [dim["name"]]
+            out.append({"name": dim["name"], "definition": str(dim.get("definition") or ""),
+                        "sub_dimensions": [str(s) for s in subs]})
+        if not out:
+            raise ConfigError("checkeval needs dimensions: [{name, definition, sub_dimensions}]")
+        return out
+
+    def bind(self, runtime: Any) -> None:
+        super().bind(runtime)
+        self.dimensions()
+
+    async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
+        from evalyard.models import CostLimitReached, ModelCallError
+
+        from .refiners import deduplicate, keep_passing
+
+        completions: list[Any] = []
+        details: dict[str, Any] = {"augmentation": self.config.augmentation}
+        raw = None
+        per_sub = self.PER_SUB[self.config.augmentation]
+        try:
+            async def one(dim: dict[str, Any]) -> list[ChecklistItem]:
+                nonlocal raw
+                value, raw = await self.call(self.template_name, {"id": None}, {
+                    "dimension": dim["name"], "definition": dim["definition"],
+                    "sub_dimensions": dim["sub_dimensions"], "per_sub_dimension": per_sub,
+                    "strategy": self.config.augmentation}, completions)
+                made = [ChecklistItem(i.question, i.weight, dim["name"], "", i.metadata) for i in self.read_items(value)]
+                if self.config.filter:
+                    made, dropped = await keep_passing(self, dim["name"], made, completions)
+                    details.setdefault("filtered_out", []).extend(dropped)
+                return made
+
+            per_dimension = await asyncio.gather(*(one(d) for d in self.dimensions()))
+            items = [item for group in per_dimension for item in group]
+            details["generated"] = len(items)
+            items, details["dedup"] = await deduplicate(self, items, completions)
+        except CostLimitReached:
+            raise
+        except (ModelCallError, ReplyError, ValueError) as exc:
+            return MadeChecklist(None, details, completions, f"{type(exc).__name__}: {exc}", raw)
+        return self.finish(items, details, completions, raw)
+
+
+class InteractEval(CorpusGenerator):
+    name = "interacteval"
+    level = "corpus"
+    description = ("checklist: InteractEval questions from evaluators' attributes (metadata.attributes), "
+                   "components -> key + sub-questions -> validation (corpus; batch -> pass, 1-5 scale)")
+    requires = ("metadata.attributes",)
+    template = "checklist_gen_interacteval_questions"
+    default_temperature = 0.7
+    VALIDATION_TEMPERATURE = 0.5
+    MAX_COMPONENTS = 5
+
+    @dataclass
+    class Config(ChecklistGenerator.Config):
+        dimension: str = field(default="", metadata={"help": "the dimension evaluated (else metadata.dimension)"})
+        rubric: str = field(default="", metadata={"help": "the dimension's rubric"})
+
+    async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
+        from evalyard.models import CostLimitReached, ModelCallError
+
+        dimension = self.config.dimension or next(
+            (c.metadata["dimension"] for c in cases if isinstance(c.metadata.get("dimension"), str)), "")
+        attributes: list[str] = []
+        samples: list[str] = []
+        for case in cases:
+            value = case.metadata.get("attributes")
+            attributes.extend([value] if isinstance(value, str) else [a for a in value or [] if isinstance(a, str)])
+            sample = case.metadata.get("sample_context") or case.metadata.get("source")
+            if isinstance(sample, str) and len(samples) < 3:
+                samples.append(sample)
+        completions: list[Any] = []
+        details: dict[str, Any] = {"dimension": dimension, "attributes": len(attributes)}
+        if not attributes or not dimension:
+            return MadeChecklist(None, details, completions,
+                                 "interacteval needs metadata.attributes in the cases and a dimension")
+        components_schema = {"type": "object", "properties": {"components": {"type": "array", "items": {
+            "type": "object", "properties": {"name": {"type": "string"},
+                                             "attributes": {"type": "array", "items": {"type": "string"}}},
+            "required": ["name", "attributes"], "additionalProperties": False}}},
+            "required": ["components"], "additionalProperties": False}
+        raw = None
+        try:
+            value, raw = await self.call("checklist_gen_interacteval_components", {"id": None}, {
+                "dimension": dimension, "rubric": self.config.rubric, "attributes": attributes, "samples": samples},
+                completions, schema=components_schema,
+                instructions='Reply with one JSON object and nothing else: {"components": [{"name": "...", '
+                             '"attributes": ["..."]}, ...]}.')
+            components = [c for c in (value.get("components") if isinstance(value, dict) else None) or []
+                          if isinstance(c, dict) and isinstance(c.get("name"), str)][:self.MAX_COMPONENTS]
+            if not components:
+                raise ReplyError("no components in the reply")
+            details["components"] = [c["name"] for c in components]
+
+            async def questions(component: dict[str, Any]) -> list[ChecklistItem]:
+                found, _ = await self.call(self.template_name, {"id": None}, {
+                    "dimension": dimension, "component": component["name"],
+                    "attributes": [str(a) for a in component.get("attributes") or []]}, completions)
+                return [ChecklistItem(i.question, i.weight, dimension, "", {"component": component["name"]})
+                        for i in self.read_items(found)[:4]]  # one key question and two or three sub-questions
+
+            drafted = [i for group in await asyncio.gather(*(questions(c) for c in components)) for i in group]
+            details["drafted"] = len(drafted)
+            value, raw = await self.call("checklist_gen_interacteval_validate", {"id": None}, {
+                "dimension": dimension, "rubric": self.config.rubric, "questions": [i.question for i in drafted]},
+                completions, temperature=self.VALIDATION_TEMPERATURE)
+            items = [ChecklistItem(i.question, i.weight, dimension, "", i.metadata) for i in self.read_items(value)]
+        except CostLimitReached:
+            raise
+        except (ModelCallError, ReplyError, ValueError) as exc:
+            return MadeChecklist(None, details, completions, f"{type(exc).__name__}: {exc}", raw)
+        return self.finish(items, details, completions, raw)
+
+
+GENERATOR_CLASSES: tuple[type[ChecklistGenerator], ...] = (
+    Tick, RocketEval, RlcfDirect, RlcfCandidate, RlcfCandidatesOnly, OpenRubricsPairwise, OpenRubricsListwise,
+    Feedback, CheckEval, InteractEval)
+PIPELINES = {cls.name: cls for cls in GENERATOR_CLASSES}
+
+
+def make_generator(name: str, options: dict[str, Any]) -> ChecklistGenerator:
+    bare = name.split("/", 1)[1] if name.startswith("checklist/") else name
+    cls = PIPELINES.get(bare)
+    if cls is None:
+        raise ConfigError(f"unknown checklist pipeline {name!r} (known: {', '.join(PIPELINES)})")
+    return cls(cls.make_config(options))

@@ -1,0 +1,118 @@
+"""Every pipeline generates checklists for the example suite and they are scored, through the CLI,
+the scripted model (litellm custom provider), the model layer's cache and the real store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from evalyard.cli import cli
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+SUITE = str(EXAMPLES / "checklist.yaml")
+MODEL = f"scripted/{EXAMPLES / 'checklist_scripted.yaml'}"
+CORPUS_CONFIG = {
+    "checkeval": {"dimensions": [{"name": "coherence", "definition": "the text hangs together",
+                                  "sub_dimensions": ["order", "links"]}], "filter": True, "dedup": "text"},
+    "interacteval": {"dimension": "quality", "rubric": "1 poor to 5 excellent"},
+    "feedback": {"dedup": "text", "domain": "short writing tasks"},
+}
+PIPELINES = ["tick", "rocketeval", "rlcf_direct", "rlcf_candidate", "rlcf_candidates_only", "openrubrics_pairwise",
+             "openrubrics_listwise", "feedback", "checkeval", "interacteval"]
+
+
+def invoke(app, *args):
+    return CliRunner().invoke(cli, list(args), obj=app, catch_exceptions=False)
+
+
+def generate(app, tmp_path, pipeline, *extra):
+    output = tmp_path / f"{pipeline}.jsonl"
+    args = ["checklist", "generate", SUITE, "--pipeline", pipeline, "--model", MODEL, "-o", str(output), *extra]
+    if pipeline in CORPUS_CONFIG:
+        config = tmp_path / f"{pipeline}.yaml"
+        config.write_text(yaml.safe_dump(CORPUS_CONFIG[pipeline]))
+        args += ["--config", str(config)]
+    result = invoke(app, *args)
+    records = [json.loads(line) for line in output.read_text().splitlines()] if output.exists() else []
+    return result, records, output
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_every_pipeline_generates_and_its_checklists_are_scored(app, tmp_path, pipeline):
+    result, records, output = generate(app, tmp_path, pipeline)
+    assert result.exit_code == 0, result.output
+    assert all("checklist" in r and r["checklist"]["items"] for r in records), records
+    corpus = pipeline in CORPUS_CONFIG
+    assert len(records) == (1 if corpus else 3)
+    assert all(("case_id" in r) != corpus for r in records)
+    suggested = next(line for line in result.output.splitlines() if line.startswith("score with:"))
+    scorer = suggested.split('-s "', 1)[1].split('"', 1)[0]
+    run = invoke(app, "run", SUITE, "-s", scorer, "--judge-model", MODEL, "--json")
+    assert run.exit_code == 0, run.output
+    data = json.loads(run.stdout)
+    summary = data["scorers"]["checklist"]
+    assert summary["errors"] == 0 and summary["scored"] == 3
+    assert 0 < summary["aggregate"]["micro_pass_rate"] < 1
+    store = app.open_store()
+    details = [r.details for r in store.results(data["run_id"])]
+    assert all(d["checklist"]["source_method"] == pipeline for d in details)
+    checklist = records[0]["checklist"]
+    if pipeline.startswith("rlcf"):
+        assert [i["weight"] for i in checklist["items"]] == [100.0, 75.0, 25.0]
+        assert details[0]["primary_metric"] == "weighted" and details[0]["num_calls"] == 3
+    elif pipeline == "rocketeval":
+        assert details[0]["scoring_method"] == "normalized" and details[0]["logprobs_used"] is True
+        assert [i["confidence_level"] for i in details[0]["items"]] == ["yes_90", "yes_90", "no_30"]  # 0.2 is no_30: strict <
+    elif pipeline.startswith("openrubrics"):
+        assert [i["category"] for i in checklist["items"]] == ["hard_rule", "principle", "principle"]
+        assert set(details[0]["categories"]) == {"hard_rule", "principle"}
+    elif pipeline == "checkeval":
+        assert {i["category"] for i in checklist["items"]} == {"coherence"}
+    elif pipeline == "feedback":
+        assert records[0]["details"]["observations"] == 7
+        assert all(i["metadata"]["sources"] for i in checklist["items"])
+    else:
+        assert all(i["weight"] == 100.0 and i["category"] in (None, "quality") for i in checklist["items"])
+
+
+def test_candidates_are_generated_when_missing_and_a_second_generation_is_answered_from_the_cache(app, tmp_path):
+    suite = tmp_path / "questions.jsonl"
+    suite.write_text("".join(json.dumps({"id": n, "input": q, "reference": "A short answer."}) + "\n"
+                             for n, q in (("a", "Name a prime number."), ("b", "Name a colour."))))
+    outputs = []
+    for _ in range(2):
+        output = tmp_path / "out.jsonl"
+        result = invoke(app, "checklist", "generate", str(suite), "-p", "rlcf_candidate", "-m", MODEL, "-o",
+                        str(output), "-O", "candidate_models=" + MODEL)
+        assert result.exit_code == 0, result.output
+        outputs.append((result.output, [json.loads(line) for line in output.read_text().splitlines()]))
+    # one candidate model: 4 samples at 0.9 per case, then the checklist call
+    assert "model calls 10, cache hits 0" in outputs[0][0]
+    assert "model calls 10, cache hits 10" in outputs[1][0]
+    records = outputs[1][1]
+    assert all(r["details"]["candidates_from"] == "generated" and len(r["details"]["candidates"]) == 4
+               for r in records)
+    assert outputs[0][1] == [{**r, "details": {**r["details"], "cached": False}} for r in records]
+
+
+def test_the_users_max_items_is_honoured_and_min_items_enforced(app, tmp_path):
+    result, records, _ = generate(app, tmp_path, "tick", "-O", "max_items=2")
+    assert result.exit_code == 0
+    assert all(len(r["checklist"]["items"]) == 2 and r["details"]["truncated_from"] == 3 for r in records)
+    result, records, _ = generate(app, tmp_path, "rlcf_direct", "-O", "min_items=5")
+    assert result.exit_code == 1
+    assert all("fewer than min_items=5" in r["error"] and len(r["details"]["checklist"]["items"]) == 3
+               for r in records)
+
+
+def test_a_generator_is_refused_as_a_candidate_generator_and_bad_options_are_one_line(app, tmp_path):
+    result = invoke(app, "run", SUITE, "--generator", "tick", "-s", "checklist", "--judge-model", MODEL)
+    assert result.exit_code == 2 and "makes checklists, not candidates" in result.output
+    result, _, _ = generate(app, tmp_path, "tick", "-O", "max_items=zero")
+    assert result.exit_code == 2 and "max_items" in result.output and len(result.output.strip().splitlines()) == 1
+    result, _, _ = generate(app, tmp_path, "nope")
+    assert result.exit_code == 2 and "unknown checklist pipeline" in result.output
