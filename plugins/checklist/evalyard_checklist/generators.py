@@ -249,34 +249,28 @@ class ChecklistGenerator(Generator):
 
 # -- instance-level pipelines -------------------------------------------------------------
 
-class Tick(ChecklistGenerator):
-    name = "tick"
-    description = "checklist: TICK yes/no questions from the instruction (instance; scorer batch -> pass)"
-    requires = ("input",)
-    template = "checklist_gen_tick"
-    default_temperature, default_max_items, default_min_items = 0.7, 8, 2
-
-
-class RocketEval(ChecklistGenerator):
-    name = "rocketeval"
-    description = "checklist: RocketEval key-content questions from input + reference (instance; item+logprobs)"
-    requires = ("input", "reference")
-    template = "checklist_gen_rocketeval"
-    default_temperature, default_max_items = 0.7, 10
-    default_scorer = {"mode": "item", "use_logprobs": True, "primary_metric": "normalized", "template": "rocketeval"}
-
-
 RLCF_SCORER = {"mode": "item", "primary_metric": "weighted", "template": "rlcf"}
 
 
-class RlcfDirect(ChecklistGenerator):
-    name = "rlcf_direct"
-    description = "checklist: RLCF weighted criteria from input + reference (instance; item -> weighted)"
-    requires = ("input", "reference")
-    template = "checklist_gen_rlcf_direct"
-    kind = "weighted"
-    default_temperature, default_max_items = 0.0, 7
-    default_scorer = RLCF_SCORER
+def pipeline(base: type, name: str, description: str, **attributes: Any) -> type:
+    """A pipeline that differs from its base only in data (inputs, template, limits, scorer)."""
+    attributes.setdefault("template", f"checklist_gen_{name}")
+    title = "".join(part.title() for part in name.split("_"))
+    return type(title, (base,), {"name": name, "description": f"checklist: {description}", "__module__": __name__,
+                                 **attributes})
+
+
+Tick = pipeline(ChecklistGenerator, "tick", "TICK yes/no questions from the instruction (instance; batch -> pass)",
+                requires=("input",), default_temperature=0.7, default_max_items=8, default_min_items=2)
+RocketEval = pipeline(ChecklistGenerator, "rocketeval",
+                      "RocketEval key-content questions from input + reference (instance; item + logprobs)",
+                      requires=("input", "reference"), default_temperature=0.7, default_max_items=10,
+                      default_scorer={"mode": "item", "use_logprobs": True, "primary_metric": "normalized",
+                                      "template": "rocketeval"})
+RlcfDirect = pipeline(ChecklistGenerator, "rlcf_direct",
+                      "RLCF weighted criteria from input + reference (instance; item -> weighted)",
+                      requires=("input", "reference"), kind="weighted", default_temperature=0.0, default_max_items=7,
+                      default_scorer=RLCF_SCORER)
 
 
 class Contrastive(ChecklistGenerator):
@@ -312,33 +306,27 @@ class Contrastive(ChecklistGenerator):
         return {"candidates": candidates}, {"candidates": candidates, "candidates_from": origin}
 
 
-class RlcfCandidate(Contrastive):
-    name = "rlcf_candidate"
-    description = "checklist: RLCF weighted criteria from input + reference + candidates (instance; item -> weighted)"
-    requires = ("input", "reference")
-    template = "checklist_gen_rlcf_candidate"
-    kind = "weighted"
-    default_max_items = 7
-    default_scorer = RLCF_SCORER
+RlcfCandidate = pipeline(Contrastive, "rlcf_candidate",
+                         "RLCF weighted criteria from input + reference + candidates (instance; item -> weighted)",
+                         requires=("input", "reference"), kind="weighted", default_max_items=7,
+                         default_scorer=RLCF_SCORER)
+RlcfCandidatesOnly = pipeline(Contrastive, "rlcf_candidates_only",
+                              "RLCF weighted criteria from input + candidates (instance; item -> weighted)",
+                              requires=("input",), kind="weighted", default_max_items=7, default_scorer=RLCF_SCORER)
 
 
-class RlcfCandidatesOnly(Contrastive):
-    name = "rlcf_candidates_only"
-    description = "checklist: RLCF weighted criteria from input + candidates (instance; item -> weighted)"
+class OpenRubrics(Contrastive):
+    """Rubric items of two kinds: the prompt's explicit requirements and general principles."""
+
     requires = ("input",)
-    template = "checklist_gen_rlcf_candidates_only"
-    kind = "weighted"
-    default_max_items = 7
-    default_scorer = RLCF_SCORER
-
-
-class OpenRubricsPairwise(Contrastive):
-    name = "openrubrics_pairwise"
-    description = "checklist: OpenRubrics hard rules + principles from chosen vs rejected (instance; batch -> pass)"
-    requires = ("input",)
-    template = "checklist_gen_openrubrics_pairwise"
     kind = "categorized"
     categories = ("hard_rule", "principle")
+
+
+class OpenRubricsPairwise(OpenRubrics):
+    name = "openrubrics_pairwise"
+    description = "checklist: OpenRubrics hard rules + principles from chosen vs rejected (instance; batch -> pass)"
+    template = "checklist_gen_openrubrics_pairwise"
     default_max_items = 15
 
     async def variables_for(self, case: Case, completions: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -353,13 +341,10 @@ class OpenRubricsPairwise(Contrastive):
                 {"chosen": chosen, "rejected": rejected})
 
 
-class OpenRubricsListwise(Contrastive):
+class OpenRubricsListwise(OpenRubrics):
     name = "openrubrics_listwise"
     description = "checklist: OpenRubrics hard rules + principles from ranked candidates (instance; batch -> pass)"
-    requires = ("input",)
     template = "checklist_gen_openrubrics_listwise"
-    kind = "categorized"
-    categories = ("hard_rule", "principle")
     default_max_items = 20
 
     async def variables_for(self, case: Case, completions: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -593,7 +578,7 @@ class InteractEval(CorpusGenerator):
         return self.finish(items, details, completions, raw)
 
 
-GENERATOR_CLASSES: tuple[type[ChecklistGenerator], ...] = (
+GENERATOR_CLASSES: tuple[Any, ...] = (
     Tick, RocketEval, RlcfDirect, RlcfCandidate, RlcfCandidatesOnly, OpenRubricsPairwise, OpenRubricsListwise,
     Feedback, CheckEval, InteractEval)
 PIPELINES = {cls.name: cls for cls in GENERATOR_CLASSES}
