@@ -80,8 +80,11 @@ class TrustScorer(Scorer):
             return None
         name = self.config.entailment
         if name == "auto":
-            judge = (self.config.model or getattr(self.runtime, "judge_model", None)
-                     or os.environ.get("EVALYARD_JUDGE_MODEL"))
+            # Only a judge the user chose: a model some plugin offers by default (a small local
+            # one) is no stand-in for the NLI model unless asked for with entailment=judge.
+            runtime = self.runtime
+            chosen = getattr(runtime, "chosen_judge_model", getattr(runtime, "judge_model", None))
+            judge = self.config.model or chosen or os.environ.get("EVALYARD_JUDGE_MODEL")
             name = "judge" if judge else "lexical"
             if name == "lexical":
                 log.warning("%s: no judge model configured, so entailment uses the deterministic lexical stub "

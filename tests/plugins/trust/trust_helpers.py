@@ -27,9 +27,9 @@ def invoke(app, *args):
     return CliRunner().invoke(cli, [str(a) for a in args], obj=app, catch_exceptions=False)
 
 
-def run_json(app, *args) -> dict[str, Any]:
+def run_json(app, *args, exit_code: int = 0) -> dict[str, Any]:
     result = invoke(app, "run", *args, "--json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     return json.loads(result.stdout)
 
 
