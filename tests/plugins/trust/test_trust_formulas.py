@@ -174,3 +174,10 @@ def test_corrected_mode_fixes_them(app, tmp_path):
     assert rows["item-03"].details["em"]["present"] == [0]  # whole words only
     stored = app.open_store().get_run(data["run_id"]).scorers[0]
     assert stored["config"]["corrected"] is True
+
+
+def test_other_spellings_of_the_refusal_keys_map_to_the_emitted_ones():
+    from evalyard_trust.metrics import canonical_key
+
+    assert canonical_key("refuse_f1") == "reject_f1" and canonical_key("refusal_rec") == "reject_rec"
+    assert canonical_key("macro_f1") == "macro_f1"
