@@ -76,3 +76,14 @@ def test_logprob_confidence_on_a_binary_aspect(rules, score):
     model = rules([{"content": "yes", "logprobs": {"yes": -0.2231, "no": -1.6094}}])
     [result] = score(coherence(model=model, logprobs=True), CASE)
     assert result.value == pytest.approx(0.8, abs=1e-3) and result.label == "yes"
+
+
+def test_the_readme_names_every_scorer_and_template(app):
+    from testutil import ROOT
+
+    readme = (ROOT / "plugins" / "judge" / "README.md").read_text()
+    for entry in app.registry.scorers:
+        if entry.namespace in ("judge", "criteria"):
+            assert entry.name in readme, entry.qualified
+    for path in (ROOT / "plugins" / "judge" / "evalyard_judge" / "templates").glob("*.jinja"):
+        assert f"`judge/{path.stem}`" in readme, path.stem
