@@ -116,3 +116,26 @@ def test_a_generator_is_refused_as_a_candidate_generator_and_bad_options_are_one
     assert result.exit_code == 2 and "max_items" in result.output and len(result.output.strip().splitlines()) == 1
     result, _, _ = generate(app, tmp_path, "nope")
     assert result.exit_code == 2 and "unknown checklist pipeline" in result.output
+
+
+def test_feedback_merges_near_duplicates_with_the_embedding_plugins_bundled_model(app, tmp_path, rules):
+    pytest.importorskip("evalyard_embedding")
+    model = rules([
+        {"template": "checklist_gen_feedback_merge", "content": {"question": "Does the email give the new date?"}},
+        {"template": "checklist_gen_feedback_tag",
+         "content": {"items": [{"index": 0, "general": True}, {"index": 1, "general": True}]}},
+        {"template": "checklist_gen_feedback", "content": {"items": [
+            {"question": "Does the email state the new meeting date?", "sources": [0]},
+            {"question": "Does the email state the new date of the meeting?", "sources": [1]},
+            {"question": "Is the email signed?", "sources": [2]}]}}])
+    suite = tmp_path / "fb.jsonl"
+    suite.write_text(json.dumps({"id": "a", "input": "x", "metadata": {
+        "feedback": ["Say the new date.", "The date is missing.", "No signature."]}}) + "\n")
+    output = tmp_path / "fb-out.jsonl"
+    result = invoke(app, "checklist", "generate", str(suite), "-p", "feedback", "-m", model, "-o", str(output))
+    assert result.exit_code == 0, result.output
+    (record,) = [json.loads(line) for line in output.read_text().splitlines()]
+    assert record["details"]["dedup"] == {"method": "embedding", "merged_groups": 1}
+    items = record["checklist"]["items"]
+    assert [i["question"] for i in items] == ["Does the email give the new date?", "Is the email signed?"]
+    assert items[0]["metadata"]["sources"] == [0, 1]
