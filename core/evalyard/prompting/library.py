@@ -59,6 +59,8 @@ class PromptLibrary:
         self.include_builtins = include_builtins
         self._plugin: dict[str, _PluginTemplate] = {}
         self._parsed: dict[tuple[str, str], PromptTemplate] = {}
+        self._scanned: list[tuple[str, dict[str, Path]]] | None = None
+        self._builtin_entries: dict[str, Path] | None = None
 
     def add_plugin_template(self, name: str, text: str | None = None, *, path: str | Path | None = None,
                             plugin: str = "python") -> None:
@@ -71,12 +73,15 @@ class PromptLibrary:
 
     # -- discovery ----------------------------------------------------------------
     def _sources(self) -> list[tuple[str, dict[str, Path | _PluginTemplate]]]:
-        sources: list[tuple[str, dict[str, Path | _PluginTemplate]]] = []
-        for directory in self.user_dirs:
-            sources.append(("file", _scan(directory)))
+        # Directories are scanned once per library (one per run or command): a scorer asks for
+        # its template on every case, and walking the directories each time would dominate.
+        if self._scanned is None:
+            self._scanned = [("file", _scan(directory)) for directory in self.user_dirs]
+            self._builtin_entries = _scan(self.builtins) if self.include_builtins else None
+        sources = list(self._scanned)
         sources.append(("plugin", dict(self._plugin)))
-        if self.include_builtins:
-            sources.append(("built-in", _scan(self.builtins)))
+        if self._builtin_entries is not None:
+            sources.append(("built-in", self._builtin_entries))
         return sources
 
     def names(self) -> list[str]:

@@ -78,7 +78,11 @@ class PromptScorer(Scorer):
             from .library import PromptLibrary
 
             library = self.prompts = PromptLibrary()
-        return library.get(self.template_name)
+        # One template per library for the scorer's life (a run): looked up on every case.
+        cached = self.__dict__.get("_template_from")
+        if cached is None or cached[0] is not library:
+            cached = self._template_from = (library, library.get(self.template_name))
+        return cached[1]
 
     def answer_shape(self) -> AnswerShape:
         return self.answer or self.prompt_template().answer
