@@ -100,7 +100,15 @@ def with_prompt_scorers(registry: Registry, library) -> Registry:
     extended = copy.copy(registry)
     extended.scorers = Table("scorer", dict(registry.scorers.entries))
     for template in library.scorer_templates():
-        cls = scorer_from_template(template)
+        kind = (template.scorer or {}).get("kind") or "prompt"
+        if kind == "prompt":
+            cls = scorer_from_template(template)
+        else:
+            if kind not in registry.scorer_kinds:
+                raise InputError(f"template {template.name} declares a scorer of kind {kind!r}, which no installed "
+                                 f"plugin provides (kinds: prompt, {', '.join(e.name for e in registry.scorer_kinds)})",
+                                 path=template.path or template.origin)
+            cls = registry.scorer_kinds.get(kind)(template)
         if template.source == "built-in":
             namespace, plugin = "evalyard", "evalyard.prompts"
         elif template.source.startswith("plugin "):

@@ -40,6 +40,14 @@ def register_loaders(register):
 
 
 @hookspec
+def register_scorer_kinds(register):
+    """Register kinds of scorer a prompt template can declare: ``register(kind, factory)``, where
+    ``factory(template)`` returns a Scorer class for a template whose header says
+    ``scorer: {kind: KIND, name: ..., options: {...}}`` (a checklist scoring prompt, say). The
+    core's own kind, ``prompt``, is a judge."""
+
+
+@hookspec
 def register_executors(register):
     """Register executors: ``register(name, factory)``; ``factory(concurrency)`` returns an
     ``evalyard.executors.Executor`` (where scorer batches run: threads, processes, a cluster)."""

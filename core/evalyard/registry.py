@@ -95,6 +95,7 @@ class Registry:
     prompt_templates: Table[Any] = field(default_factory=lambda: Table("prompt template"))
     loaders: Table[Callable] = field(default_factory=lambda: Table("loader"))
     executors: Table[Callable] = field(default_factory=lambda: Table("executor"))
+    scorer_kinds: Table[Callable] = field(default_factory=lambda: Table("scorer kind"))
 
     def scorer(self, name: str) -> type[Scorer]:
         return self.scorers.get(name)
@@ -178,5 +179,14 @@ def build(host: PluginHost) -> Registry:
     host.call_per_plugin("register_generators", register=generator_register)
     host.call_per_plugin("register_prompt_templates", register=template_register)
     host.call_per_plugin("register_loaders", register=loader_register)
+    def scorer_kind_register(plugin: str):
+        def register(kind: str, factory: Callable) -> None:
+            if not isinstance(kind, str) or not kind or kind == "prompt" or not callable(factory):
+                raise PluginError(f"plugin {plugin!r}: register(kind, factory) needs a kind other than 'prompt' "
+                                  "and a callable")
+            reg.scorer_kinds.add(kind, factory, plugin, host.namespace(plugin))
+        return register
+
     host.call_per_plugin("register_executors", register=executor_register)
+    host.call_per_plugin("register_scorer_kinds", register=scorer_kind_register)
     return reg

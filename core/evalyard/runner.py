@@ -131,6 +131,9 @@ def prepare_generator(name: str, config: dict[str, Any], registry: Registry) -> 
         entry = registry.generators.entry(name)
     except UnknownNameError as exc:
         raise InputError(f"--generator: {exc}") from None
+    if entry.obj.produces != "candidate":
+        raise InputError(f"--generator: {name!r} makes a {entry.obj.produces}, not candidates; its plugin's own "
+                         f"commands use it (see evalyard --help)")
     try:
         generator = entry.obj(entry.obj.make_config(config))
     except ConfigError as exc:

@@ -228,6 +228,9 @@ class Generator:
     description: ClassVar[str] = ""
     version: ClassVar[str] = "1"
     requires: ClassVar[tuple[str, ...]] = ("input",)
+    #: what it makes: ``candidate`` (usable as ``--generator``), or something a plugin's scorer uses
+    #: (``checklist``), run by that plugin's own command
+    produces: ClassVar[str] = "candidate"
 
     @dataclass
     class Config:

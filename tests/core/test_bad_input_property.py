@@ -105,6 +105,15 @@ def test_arbitrary_structures_to_every_loader(app, tmp_path, extension, doc):
 
 
 @SETTINGS
+@given(extension=st.sampled_from(FORMATS), data=st.one_of(st.binary(max_size=200), documents))
+def test_every_installed_plugins_loader_too(installed_plugins, tmp_path, extension, data):
+    """Plugins may replace the core's loaders for an extension (the Trust-Score plugin reads its
+    own JSON shape): the same rule holds for whatever loader is installed."""
+    raw = data if isinstance(data, bytes) else serialise(extension, data)
+    check_loader(Application(), _file(tmp_path, extension, raw))
+
+
+@SETTINGS
 @given(extension=st.sampled_from(FORMATS), data=st.one_of(st.binary(max_size=120), documents))
 def test_arbitrary_input_to_evalyard_run(app, tmp_path, isolated_home, extension, data):
     raw = data if isinstance(data, bytes) else serialise(extension, data)

@@ -35,7 +35,9 @@ from .answers import AnswerShape
 #: Case fields a template may use.
 TEMPLATE_FIELDS = ("input", "candidate", "reference", "context", "metadata", "id")
 FRONT_MATTER_KEYS = frozenset({"description", "fields", "answer", "system", "parameters", "variables", "scorer"})
-SCORER_KEYS = frozenset({"name", "description", "threshold", "higher_is_better", "version", "options"})
+#: ``kind`` names the kind of scorer the template declares: ``prompt`` (the default, a judge), or a
+#: kind a plugin provides through ``register_scorer_kinds`` (e.g. ``checklist``).
+SCORER_KEYS = frozenset({"name", "description", "threshold", "higher_is_better", "version", "options", "kind"})
 
 _FENCE = "---"
 

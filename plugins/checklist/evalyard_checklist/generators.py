@@ -78,6 +78,8 @@ class ChecklistGenerator(Generator):
     #: the checklist scorer's config that the pipeline's paper scores with
     default_scorer: ClassVar[dict[str, Any]] = {"mode": "batch", "primary_metric": "pass"}
 
+    produces = "checklist"  # the core refuses it as --generator; `evalyard checklist generate` runs it
+
     @dataclass
     class Config:
         model: str = field(default="", metadata={"help": "the model that writes the checklist"})

@@ -23,6 +23,22 @@ def register_generators(register):
 
 
 @hookimpl
+def register_scorer_kinds(register):
+    """A template whose header says ``scorer: {kind: checklist, name: ..., options: {...}}`` is a
+    checklist scorer of its own, no Python needed."""
+    register("checklist", checklist_scorer_from_template)
+
+
+def checklist_scorer_from_template(template):
+    from .scorer import make_scorer_class
+
+    spec = template.scorer or {}
+    name = spec.get("name") or template.name.rsplit("/", 1)[-1]
+    return make_scorer_class(name, template=template.name, description=spec.get("description") or template.description,
+                             **(spec.get("options") or {}))
+
+
+@hookimpl
 def register_prompt_templates(register):
     register(TEMPLATE_DIR)
 

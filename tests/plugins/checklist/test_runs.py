@@ -161,3 +161,36 @@ def test_tick_and_rocketeval_end_to_end_through_the_fake_openai_server(app, tmp_
         # tick: min_items=1 changes the prompt, so the second generation asks again; rocketeval's default
         # min_items is 1, so its second generation is answered from the cache
         assert server.app.stats.requests == (9 if pipeline == "tick" else 6)
+
+
+def test_a_template_file_declares_a_checklist_scorer_of_its_own(app, tmp_path, rules):
+    """One file, no Python: `scorer: {kind: checklist, ...}` makes a named checklist scorer that
+    `evalyard scorers` lists and `run` uses, with the file's own wording."""
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "house_checklist.jinja").write_text(
+        "---\ndescription: our house rules, one question per call\nfields: [input, candidate]\nanswer: binary\n"
+        "variables: {question: \"\", history: \"\"}\n"
+        "scorer: {kind: checklist, name: house_rules, options: {mode: item}}\n---\n"
+        "HOUSE RULES REVIEW. Instruction: {{ input }}\nResponse: {{ candidate }}\nQuestion: {{ question }}\n")
+    listed = {s["name"]: s for s in json.loads(invoke(app, "scorers", "--json", "--prompts-dir", str(prompts)).stdout)}
+    assert listed["house_rules"]["qualified"] == "prompts/house_rules"
+    model = rules([{"contains": "HOUSE RULES REVIEW", "regex": "point [1-4]\\?", "content": '{"answer": "YES"}'},
+                   {"contains": "HOUSE RULES REVIEW", "content": '{"answer": "NO"}'}])
+    suite = write_suite(tmp_path / "eight.yaml", eight_item_cases())
+    result = invoke(app, "run", suite, "-s", "house_rules", "--prompts-dir", str(prompts), "--judge-model", model,
+                    "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["scorers"]["house_rules"]["mean"] == pytest.approx(0.5)  # the file's wording reached the judge
+    assert data["usage"]["calls"] == 16  # item mode, from the file's options
+    unknown = prompts / "odd.jinja"
+    unknown.write_text("---\nfields: [candidate]\nanswer: binary\nscorer: {kind: rubric}\n---\n{{ candidate }}\n")
+    refused = invoke(app, "scorers", "--prompts-dir", str(prompts))
+    assert refused.exit_code == 2 and "kind 'rubric', which no installed plugin provides" in refused.output
+
+
+def test_a_checklist_pipeline_is_not_a_candidate_generator(app, tmp_path):
+    suite = write_suite(tmp_path / "s.yaml", eight_item_cases())
+    refused = invoke(app, "run", suite, "-s", "checklist", "--generator", "tick")
+    assert refused.exit_code == 2 and "makes a checklist, not candidates" in refused.output
