@@ -1,0 +1,143 @@
+"""Loaded models: one llama.cpp server (xllamacpp) per model per process, fed by a queue.
+
+Each model has its own thread pool with as many workers as the server has slots
+(``n_parallel``, default 1: on a CPU, two requests decoded side by side finish no sooner
+than one after the other). Requests wait in the pool's queue, so the event loop never
+blocks, and a request whose caller gave up (timeout, cancelled run) before it started is
+dropped instead of being computed for nobody. The model is loaded by the first request,
+in the worker, so loading never blocks the event loop either.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+log = logging.getLogger("evalyard.local")
+
+DEFAULT_N_CTX = 4096
+
+
+def available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _env_int(name: str) -> int | None:
+    raw = os.environ.get(name)
+    if not raw:
+        return None
+    if not raw.strip().isdigit() or int(raw) < 1:
+        from .files import ModelFileError
+
+        raise ModelFileError(f"{name}={raw!r}: expected a whole number >= 1")
+    return int(raw)
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    """How a model is loaded: context size per request, CPU threads, parallel slots."""
+
+    n_ctx: int = DEFAULT_N_CTX
+    n_threads: int = 1
+    n_parallel: int = 1
+
+    @classmethod
+    def resolve(cls, n_ctx: Any = None, n_threads: Any = None, n_parallel: Any = None) -> "LoadSettings":
+        """Call options first, then ``EVALYARD_LOCAL_N_CTX`` / ``EVALYARD_LOCAL_THREADS`` /
+        ``EVALYARD_LOCAL_PARALLEL``, then defaults (4096 tokens, every available core, 1 slot)."""
+        values = {}
+        for key, given, variable, default in (("n_ctx", n_ctx, "EVALYARD_LOCAL_N_CTX", DEFAULT_N_CTX),
+                                               ("n_threads", n_threads, "EVALYARD_LOCAL_THREADS", None),
+                                               ("n_parallel", n_parallel, "EVALYARD_LOCAL_PARALLEL", 1)):
+            if given is not None:
+                if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+                    from .files import ModelFileError
+
+                    raise ModelFileError(f"local model option {key}={given!r}: expected a whole number >= 1")
+                values[key] = given
+            else:
+                value = _env_int(variable)
+                values[key] = value if value is not None else (default or available_cores())
+        return cls(**values)
+
+
+class LoadedModel:
+    """One model file behind one xllamacpp server, with its request queue."""
+
+    def __init__(self, name: str, locate: Callable[[], Path], settings: LoadSettings) -> None:
+        self.name = name
+        self.settings = settings
+        self._locate = locate
+        self._server: Any = None
+        self.path: Path | None = None
+        self._load_lock = threading.Lock()
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=settings.n_parallel,
+                                                          thread_name_prefix=f"evalyard-local-{name[:20]}")
+
+    def server(self) -> Any:
+        with self._load_lock:
+            if self._server is None:
+                path = self._locate()
+                import xllamacpp
+
+                params = xllamacpp.CommonParams()
+                params.model.path = str(path)
+                # llama.cpp splits the context between slots: give each slot the full size.
+                params.n_ctx = self.settings.n_ctx * self.settings.n_parallel
+                params.n_parallel = self.settings.n_parallel
+                params.cpuparams.n_threads = self.settings.n_threads
+                params.cpuparams_batch.n_threads = self.settings.n_threads
+                params.verbosity = -1  # llama.cpp's own log lines would flood every run's output
+                log.debug("loading %s from %s (%s)", self.name, path, self.settings)
+                self._server = xllamacpp.Server(params)
+                self.path = path
+            return self._server
+
+    def chat(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One chat completion, blocking (call it from the pool)."""
+        return self.server().handle_chat_completions(request)
+
+    def submit(self, request: dict[str, Any]) -> concurrent.futures.Future:
+        return self.pool.submit(self.chat, request)
+
+    def close(self) -> None:
+        """Stop taking requests; the server is freed once the queued ones are done."""
+        self.pool.shutdown(wait=False)
+
+
+class Engine:
+    """The process's loaded models, one per model string."""
+
+    def __init__(self) -> None:
+        self._models: dict[str, LoadedModel] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str, locate: Callable[[], Path], settings: LoadSettings) -> LoadedModel:
+        with self._lock:
+            loaded = self._models.get(name)
+            if loaded is not None and loaded.settings == settings:
+                return loaded
+            if loaded is not None:
+                # One instance per model: a call with other load settings replaces it.
+                log.warning("reloading local model %s with %s (was %s)", name, settings, loaded.settings)
+                loaded.close()
+            loaded = self._models[name] = LoadedModel(name, locate, settings)
+            return loaded
+
+    def loaded(self) -> dict[str, LoadedModel]:
+        with self._lock:
+            return dict(self._models)
+
+    def unload(self, name: str) -> None:
+        with self._lock:
+            loaded = self._models.pop(name, None)
+        if loaded is not None:
+            loaded.close()

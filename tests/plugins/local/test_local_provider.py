@@ -1,0 +1,90 @@
+"""The local/ provider through litellm and the model layer: errors are recorded errors with the
+reason, calls queue on one loaded instance, load settings are not request parameters."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from evalyard.models import ModelCallError
+from local_helpers import SMOL, layer_for
+
+MESSAGES = [{"role": "user", "content": "Say hello."}]
+
+
+@pytest.fixture
+def layer():
+    layer = layer_for(SMOL)
+    yield layer
+    layer.close()
+
+
+def call(layer, model, **params):
+    return layer.run_sync(layer.complete(model, MESSAGES, params={"temperature": 0, "max_tokens": 3, **params},
+                                         no_cache=True))
+
+
+def test_a_path_to_a_gguf_file_is_a_model(layer, smol_path):
+    completion = call(layer, f"local/{smol_path}")
+    assert completion.text and completion.usage.completion_tokens >= 1
+
+
+@pytest.mark.parametrize("name, message", [
+    ("no-such-model", "not a named local model"),
+    ("/nowhere/model.gguf", "cannot read /nowhere/model.gguf"),
+])
+def test_unusable_model_names_fail_once_with_the_reason(layer, name, message):
+    with pytest.raises(ModelCallError, match=message) as caught:
+        call(layer, f"local/{name}")
+    assert caught.value.attempts == 1 and not caught.value.retryable
+
+
+def test_a_file_that_is_not_gguf_is_refused(layer, tmp_path):
+    fake = tmp_path / "notes.gguf"
+    fake.write_text("not a model")
+    with pytest.raises(ModelCallError, match="is not a GGUF file"):
+        call(layer, f"local/{fake}")
+
+
+def test_a_named_model_that_is_not_installed_says_how_to_install_it(layer, temp_models):
+    with pytest.raises(ModelCallError, match=r"evalyard models install qwen2.5-coder-1.5b"):
+        call(layer, "local/qwen2.5-coder-1.5b")
+
+
+def test_an_unknown_parameter_is_an_error_not_silently_dropped(layer, smol_path):
+    with pytest.raises(ModelCallError, match="do not take the parameter 'frobnicate'"):
+        call(layer, SMOL, frobnicate=1)
+
+
+def test_a_prompt_longer_than_the_context_is_a_clear_error(smol_path):
+    from evalyard.models import ModelLayer, ModelSettings
+
+    # n_ctx is a load setting (here from the model's settings, as a suite's models: section gives it).
+    model = f"local/{smol_path}"
+    layer = ModelLayer(settings={model: ModelSettings(params={"n_ctx": 256})})
+    with pytest.raises(ModelCallError, match="exceeds the available context size.*n_ctx"):
+        layer.run_sync(layer.complete(model, [{"role": "user", "content": "word " * 600}],
+                                      params={"max_tokens": 2}))
+
+
+def test_concurrent_calls_queue_on_one_loaded_instance(layer, smol_path):
+    from evalyard_local.plugin import PROVIDER
+
+    async def many():
+        return await asyncio.gather(*(layer.complete(SMOL, [{"role": "user", "content": f"Count to {n}."}],
+                                                     params={"temperature": 0, "max_tokens": 4}, no_cache=True)
+                                      for n in range(4)))
+
+    completions = layer.run_sync(many())
+    assert all(c.text for c in completions)
+    loaded = PROVIDER.engine.loaded()[SMOL.removeprefix("local/")]
+    assert loaded.settings.n_parallel == 1 and loaded.path == smol_path
+
+
+def test_capabilities_say_what_the_layer_should_assume(smol_path, monkeypatch):
+    from evalyard_local.plugin import PROVIDER
+
+    assert PROVIDER.capabilities(SMOL) == {"supports_schema": True, "supports_logprobs": True, "concurrency": 1}
+    monkeypatch.setenv("EVALYARD_LOCAL_PARALLEL", "2")
+    assert PROVIDER.capabilities(SMOL)["concurrency"] == 2
