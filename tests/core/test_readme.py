@@ -19,7 +19,7 @@ def test_readme_opens_with_the_two_setup_commands():
     assert re.search(r"^demo:", makefile, re.M) and re.search(r"^test:", makefile, re.M)
 
 
-def test_every_command_in_the_tour_exists():
+def test_every_command_in_the_tour_exists(installed_plugins):
     commands = set(re.findall(r"^\$ evalyard ([a-z]+(?: [a-z]+)?)", README, re.M))
     assert len(commands) >= 8
     for command in sorted(commands):

@@ -111,7 +111,7 @@ def test_the_users_max_items_is_honoured_and_min_items_enforced(app, tmp_path):
 
 def test_a_generator_is_refused_as_a_candidate_generator_and_bad_options_are_one_line(app, tmp_path):
     result = invoke(app, "run", SUITE, "--generator", "tick", "-s", "checklist", "--judge-model", MODEL)
-    assert result.exit_code == 2 and "makes checklists, not candidates" in result.output
+    assert result.exit_code == 2 and "makes a checklist, not candidates" in result.output
     result, _, _ = generate(app, tmp_path, "tick", "-O", "max_items=zero")
     assert result.exit_code == 2 and "max_items" in result.output and len(result.output.strip().splitlines()) == 1
     result, _, _ = generate(app, tmp_path, "nope")
