@@ -189,15 +189,19 @@ def _log_model_calls() -> None:
     logger.setLevel(logging.DEBUG)
 
 
-def aggregate_lines(scorers: dict) -> list[str]:
-    """One line per scorer with corpus-level metrics (or a recorded aggregate error)."""
+def aggregate_lines(scorers: dict, width: int = 100) -> list[str]:
+    """Each scorer's corpus-level metrics (or a recorded aggregate error), wrapped to ``width``."""
+    import textwrap
+
     from .options import fmt
 
     lines = []
     for name, summary in scorers.items():
         metrics = summary.get("aggregate") or {}
         if metrics:
-            lines.append(f"{name} aggregate: " + ", ".join(f"{k}={fmt(v)}" for k, v in metrics.items()))
+            text = ", ".join(f"{k}={fmt(v)}" for k, v in metrics.items())
+            lines += textwrap.wrap(text, width, initial_indent=f"{name} aggregate: ", subsequent_indent="    ",
+                                   break_long_words=False, break_on_hyphens=False)
         if summary.get("aggregate_error"):
             lines.append(f"{name} aggregate error: {summary['aggregate_error']}")
     return lines

@@ -43,11 +43,19 @@ def _compact(value: float | None) -> float | None:
 
 
 def _models(run) -> list[str]:
-    """Every model a run names: judge models of scorers, models in their config, listed versions."""
+    """Every model a run names: its scorers' judge models (fingerprints, config), the run's judge
+    model and generator's model, the models its usage counted calls for."""
     found: list[str] = []
+    settings = getattr(run, "settings", None) or {}
+    generator = getattr(run, "generator", None) or {}
+    candidates = [settings.get("judge_model"), (generator.get("config") or {}).get("model")]
+    candidates += list((((run.totals or {}).get("usage") or {}).get("by_model") or {}))
+    for value in candidates:
+        if isinstance(value, str) and value and value not in found:
+            found.append(value)
     for spec in run.scorers or []:
         for value in (spec.get("judge_model"), spec.get("model"), (spec.get("config") or {}).get("model"),
-                      (spec.get("config") or {}).get("judge_model")):
+                      (spec.get("config") or {}).get("judge_model"), (spec.get("fingerprint_data") or {}).get("model")):
             if isinstance(value, str) and value and value not in found:
                 found.append(value)
     for value in ((run.versions or {}).get("models") or {}):
