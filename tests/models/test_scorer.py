@@ -167,3 +167,11 @@ def test_user_override_changes_the_prompt_sent(tmp_path, layer, rules, run):
 def test_logprobs_need_a_binary_answer(layer, rules, run):
     with pytest.raises(ConfigError, match="logprobs works with binary answers only"):
         score(run, scorer_for("relevance", rules([{"content": "1"}]), layer, logprobs=True))
+
+
+def test_an_unreadable_json_answer_still_counts_both_calls_in_the_results_usage(layer, rules, run):
+    model = rules([{"content": "not json at all", "usage": {"cost": 0.002}}])
+    [result] = score(run, scorer_for("correctness", model, layer, structured=True))
+    assert result.value is None and "unreadable JSON answer after one repair call" in result.error
+    assert result.details["raw"] == "not json at all"
+    assert result.usage["calls"] == 2 and result.usage["cost"] == pytest.approx(0.004)

@@ -28,12 +28,15 @@ class ModelCallError(Exception):
 class StructuredOutputError(Exception):
     """The model's reply could not be read as the requested JSON, even after one repair call.
 
-    ``raw`` holds the reply text (the last one), so it can go into a result's details.
+    ``raw`` holds the reply text (the last one), so it can go into a result's details;
+    ``completions`` the calls it took (they were made and paid for: a result's usage counts them).
     """
 
-    def __init__(self, message: str, *, raw: str, model: str = "", attempts: int = 1) -> None:
+    def __init__(self, message: str, *, raw: str, model: str = "", attempts: int = 1,
+                 completions: list | None = None) -> None:
         super().__init__(message)
         self.raw, self.model, self.attempts = raw, model, attempts
+        self.completions = list(completions or [])
 
     def details(self) -> dict[str, Any]:
         return {"raw": self.raw, "parse_error": str(self)}

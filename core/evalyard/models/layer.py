@@ -312,7 +312,7 @@ class ModelLayer:
             value = parse_json_answer(second.text, schema)
         except ValueError as exc:
             raise StructuredOutputError(f"unreadable JSON answer after one repair call: {exc}", raw=second.text,
-                                        model=model, attempts=2) from None
+                                        model=model, attempts=2, completions=[first, second]) from None
         return StructuredAnswer(value, second.text, [first, second], mode, repaired=True)
 
     # -- sync wrappers ------------------------------------------------------------

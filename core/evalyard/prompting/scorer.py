@@ -194,8 +194,8 @@ class PromptScorer(Scorer):
             except CostLimitReached:
                 raise
             except StructuredOutputError as exc:
-                completions_note = {"raw": exc.raw[:RAW_LIMIT], "error": str(exc)}
-                outcome.update(completions_note)
+                completions.extend(exc.completions)  # both calls were made: the result's usage counts them
+                outcome.update({"raw": exc.raw[:RAW_LIMIT], "error": str(exc)})
                 return outcome
             except ModelCallError as exc:
                 outcome.update({"error": str(exc), "status": exc.status, "attempts": exc.attempts})
