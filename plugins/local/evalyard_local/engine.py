@@ -14,6 +14,7 @@ import concurrent.futures
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -79,6 +80,11 @@ class LoadedModel:
         self._server: Any = None
         self.path: Path | None = None
         self._load_lock = threading.Lock()
+        self._stats_lock = threading.Lock()
+        #: Requests answered and the seconds spent inside llama.cpp on them (what a caller's
+        #: latency beyond that costs is litellm's and the model layer's share).
+        self.calls = 0
+        self.busy_s = 0.0
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=settings.n_parallel,
                                                           thread_name_prefix=f"evalyard-local-{name[:20]}")
 
@@ -103,7 +109,14 @@ class LoadedModel:
 
     def chat(self, request: dict[str, Any]) -> dict[str, Any]:
         """One chat completion, blocking (call it from the pool)."""
-        return self.server().handle_chat_completions(request)
+        server = self.server()
+        started = time.perf_counter()
+        try:
+            return server.handle_chat_completions(request)
+        finally:
+            with self._stats_lock:
+                self.calls += 1
+                self.busy_s += time.perf_counter() - started
 
     def submit(self, request: dict[str, Any]) -> concurrent.futures.Future:
         return self.pool.submit(self.chat, request)

@@ -24,7 +24,7 @@ from .engine import Engine, LoadSettings
 REQUEST_PARAMS = frozenset({
     "temperature", "top_p", "top_k", "min_p", "max_tokens", "stop", "seed", "logprobs", "top_logprobs",
     "response_format", "grammar", "json_schema", "presence_penalty", "frequency_penalty", "repeat_penalty",
-    "logit_bias", "n_probs"})
+    "logit_bias", "n_probs", "cache_prompt"})
 LOAD_PARAMS = frozenset({"n_ctx", "n_threads", "n_parallel"})
 #: litellm's own bookkeeping, which reaches custom providers too.
 IGNORED_PARAMS = frozenset({"max_retries", "num_retries", "timeout", "stream_options", "user", "extra_body",
