@@ -56,8 +56,9 @@ def register_executors(register):
 @hookspec(firstresult=True)
 def default_judge_model():
     """Return the model string judges use when none is configured (``--judge-model``,
-    ``EVALYARD_JUDGE_MODEL``, a scorer's ``model``), or None. The first plugin with an answer
-    wins; e.g. the local-model plugin answers with its best installed model."""
+    ``EVALYARD_JUDGE_MODEL``, a scorer's ``model``), or ``(model, note)`` with the sentence to
+    say once about it, or None. The first plugin with an answer wins; e.g. the local-model
+    plugin answers with its best installed model."""
 
 
 @hookspec

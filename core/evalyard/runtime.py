@@ -43,10 +43,11 @@ class Runtime:
             if offered:
                 import logging
 
+                model, note = offered if isinstance(offered, tuple) else (offered, None)
                 logging.getLogger("evalyard").warning(
-                    "evalyard: no judge model configured; judges use %s. Choose one with --judge-model MODEL "
-                    "or EVALYARD_JUDGE_MODEL (a hosted model judges better than a small local one).", offered)
-                self._judge_model = offered
+                    "evalyard: %s", note or f"no judge model configured; judges use {model}. Choose one with "
+                    "--judge-model MODEL or EVALYARD_JUDGE_MODEL.")
+                self._judge_model = model
         return self._judge_model
 
     @property

@@ -206,3 +206,23 @@ def test_parse_age():
 
 def test_memory_cache_is_the_default():
     assert isinstance(ModelLayer().cache, MemoryCache)
+
+
+def test_a_custom_provider_may_say_what_its_models_support(fast_retry):
+    """A provider of ours (the local-model plugin's) tells the layer about its models; a suite's
+    settings still win."""
+    from evalyard.models import ModelLayer, ModelSettings, add_custom_provider
+
+    class Described:
+        def capabilities(self, model):
+            return {"supports_schema": True, "supports_logprobs": True, "concurrency": 1}
+
+    add_custom_provider("described", Described())
+    layer = ModelLayer(retry=fast_retry, concurrency=16)
+    assert layer.supports_schema("described/x") and layer.supports_logprobs("described/x")
+    assert layer.limit_for("described/x").slots.size == 1 and layer.limit_for("other/y").slots.size == 16
+    overridden = ModelLayer(retry=fast_retry, settings={"described/x": ModelSettings(supports_schema=False,
+                                                                                    concurrency=3)})
+    assert not overridden.supports_schema("described/x") and overridden.limit_for("described/x").slots.size == 3
+    layer.close()
+    overridden.close()

@@ -236,3 +236,20 @@ def test_a_plugin_may_offer_the_default_judge_and_it_is_said_once(app, suite, ru
     said = [r.getMessage() for r in caplog.records if "no judge model configured" in r.getMessage()]
     assert len(said) == 1 and model in said[0]
     assert app.open_store().get_run(run.run_id).settings["judge_model"] == model
+
+
+def test_a_plugins_default_judge_may_come_with_its_own_note(app, suite, rules, monkeypatch, caplog):
+    import types
+
+    from evalyard import hookimpl
+
+    monkeypatch.delenv("EVALYARD_JUDGE_MODEL", raising=False)
+    model = rules(JUDGE_RULES)
+    offering = types.ModuleType("offers_with_a_note")
+    offering.default_judge_model = hookimpl(lambda: (model, "judging with the house model; pass --judge-model"))
+    offering.default_judge_model.__name__ = "default_judge_model"
+    app.register_plugin(offering, name="offers_with_a_note")
+    evalyard.register_prompt_scorer("judge", template="correctness", app=app)
+    with caplog.at_level("WARNING", logger="evalyard"):
+        evalyard.evaluate(str(suite), ["judge"], app=app)
+    assert [r.getMessage() for r in caplog.records] == ["evalyard: judging with the house model; pass --judge-model"]

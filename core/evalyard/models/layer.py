@@ -103,7 +103,10 @@ class ModelLayer:
     def limit_for(self, model: str) -> AdaptiveLimit:
         limit = self._limits.get(model)
         if limit is None:
-            size = self.settings_for(model).concurrency or self.per_model_concurrency
+            from .providers import capabilities
+
+            size = (self.settings_for(model).concurrency or capabilities(model).get("concurrency")
+                    or self.per_model_concurrency)
             limit = self._limits.setdefault(model, AdaptiveLimit(size))
         return limit
 
@@ -122,19 +125,23 @@ class ModelLayer:
         return self._litellm
 
     def supports_schema(self, model: str) -> bool:
+        from .providers import capabilities, supports_response_schema
+
         declared = self.settings_for(model).supports_schema
+        if declared is None:
+            declared = capabilities(model).get("supports_schema")
         if declared is not None:
             return declared
-        from .providers import supports_response_schema
-
         return supports_response_schema(self.litellm, model)
 
     def supports_logprobs(self, model: str) -> bool | None:
+        from .providers import capabilities, supports_logprobs
+
         declared = self.settings_for(model).supports_logprobs
+        if declared is None:
+            declared = capabilities(model).get("supports_logprobs")
         if declared is not None:
             return declared
-        from .providers import supports_logprobs
-
         return supports_logprobs(self.litellm, model)
 
     def request_params(self, model: str, params: dict[str, Any] | None = None,

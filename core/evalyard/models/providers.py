@@ -31,6 +31,20 @@ def add_custom_provider(name: str, handler: Any) -> None:
             _install(sys.modules["litellm"])
 
 
+def capabilities(model: str) -> dict[str, Any]:
+    """What one of our custom providers says about a model: ``supports_schema``,
+    ``supports_logprobs``, ``concurrency`` (what its runtime can run at once). Empty for others:
+    litellm knows those, and a suite's ``models:`` settings override either."""
+    handler = _pending.get(model.split("/", 1)[0])
+    ask = getattr(handler, "capabilities", None)
+    if ask is None:
+        return {}
+    try:
+        return dict(ask(model) or {})
+    except Exception:  # a provider that cannot tell (e.g. no such model) says nothing
+        return {}
+
+
 def is_custom(model: str) -> bool:
     """Whether ``model`` goes to one of our custom providers (``scripted/...`` and added ones)."""
     return model.split("/", 1)[0] in _pending or model.startswith("scripted/")

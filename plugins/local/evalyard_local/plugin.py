@@ -20,9 +20,10 @@ def register_commands(cli):
     cli.add_command(models)
 
 
+@hookimpl
 def default_judge_model():
     """The judge to use when none is configured: the best installed local model, with the
-    sentence to say once, or None. (For a core hook ``default_judge_model``; see the README.)"""
+    sentence the core says once, or None."""
     from .files import best_judge
 
     model = best_judge()
