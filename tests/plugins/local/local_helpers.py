@@ -8,8 +8,8 @@ from typing import Any
 SMOL = "local/smollm2-135m"
 QWEN = "local/qwen2.5-coder-1.5b"
 
-#: What the model layer should assume for local models. Until the core reads the provider's
-#: ``capabilities()`` (see the plugin README), a suite says it in its ``models:`` section.
+#: What the model layer assumes for local models: the provider says so itself (``capabilities()``);
+#: the tests also spell it out, so a layer made outside a run (``layer_for``) is set up the same.
 LOCAL_SETTINGS = {"supports_schema": True, "supports_logprobs": True, "concurrency": 1}
 
 
