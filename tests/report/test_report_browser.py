@@ -56,7 +56,7 @@ def test_report_shows_the_run_as_stored(runs, store, browser, tmp_path):
     assert _text(browser, "[data-field=run-id]") == run.id
     assert _text(browser, "[data-field=cases]") == "20"
     assert _text(browser, "[data-field=suite]").startswith("quickstart")
-    assert _text(browser, "[data-field=cost]") == "unknown"  # no model priced anything
+    assert _text(browser, "[data-field=cost]") == "none (no model calls)"  # quickstart calls no model
     for name, stats in run.totals["scorers"].items():
         card = f"article.card[data-scorer={name}]"
         assert _text(browser, f"{card} [data-stat=mean]") == f"{stats['mean']:.3f}"

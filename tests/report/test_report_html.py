@@ -65,6 +65,21 @@ def test_usage_summed_from_results_with_unknown_cost(store):
     assert 'data-field="models">synthetic-embedder, scripted/judge<' in html
 
 
+def test_usage_as_the_model_layer_stores_it(store):
+    """The run's usage as the model layer records it (prompt/completion tokens, cost or None)."""
+    run_id = write_synthetic_run(store, 10)
+    totals = dict(store.get_run(run_id).totals or {})
+    totals["usage"] = {"calls": 12, "cache_hits": 4, "prompt_tokens": 3000, "completion_tokens": 120, "cost": 0.0125,
+                       "cost_complete": True}
+    store.set_status(run_id, "completed", totals)
+    html = build_report(store, run_id)
+    assert re.search(r'data-field="tokens">3,000 / 120<', html)
+    assert re.search(r'data-field="cost">\$0.0125<', html)
+    totals["usage"]["cost"] = None
+    store.set_status(run_id, "completed", totals)
+    assert re.search(r'data-field="cost">unknown<', build_report(store, run_id))
+
+
 def test_interrupted_run_without_totals_still_reports(store):
     run_id = write_synthetic_run(store, 25)
     store.set_status(run_id, "interrupted", {})

@@ -64,17 +64,24 @@ def _models(run) -> list[str]:
     return found
 
 
+def _numbers(usage: dict[str, Any]) -> dict[str, Any]:
+    """A usage record in the report's terms. The model layer writes ``prompt_tokens``,
+    ``completion_tokens`` and ``cost`` (None when a price is unknown)."""
+    return {"calls": usage.get("calls"), "cache_hits": usage.get("cache_hits"),
+            "tokens_in": usage.get("prompt_tokens", usage.get("tokens_in")),
+            "tokens_out": usage.get("completion_tokens", usage.get("tokens_out")),
+            "cost_usd": usage.get("cost", usage.get("cost_usd"))}
+
+
 def _usage(run, result_usages: list[dict[str, Any]]) -> dict[str, Any]:
     """Run usage: the stored totals when the run has them, else summed from results' usage."""
     stored = (run.totals or {}).get("usage")
     if isinstance(stored, dict):
-        return {"calls": stored.get("calls"), "cache_hits": stored.get("cache_hits"),
-                "tokens_in": stored.get("tokens_in"), "tokens_out": stored.get("tokens_out"),
-                "cost_usd": stored.get("cost_usd"), "known": True}
+        return {**_numbers(stored), "known": True}
     if not result_usages:
         return {"calls": 0, "cache_hits": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": None, "known": False}
     total: dict[str, Any] = {"calls": 0, "cache_hits": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}
-    for usage in result_usages:
+    for usage in map(_numbers, result_usages):
         for key in ("calls", "cache_hits", "tokens_in", "tokens_out"):
             total[key] += usage.get(key) or 0
         if total["cost_usd"] is not None:

@@ -64,6 +64,8 @@ def usage_text(usage: dict[str, Any], key: str) -> str:
 
 
 def cost_text(usage: dict[str, Any]) -> str:
+    if not usage.get("known") and not usage.get("calls"):
+        return "none (no model calls)"
     cost = usage.get("cost_usd") if usage.get("known") else None
     return "unknown" if cost is None else f"${cost:,.4f}"
 
