@@ -1,0 +1,59 @@
+"""A judge with the local Qwen model, offline: a full run through the CLI, the model layer and
+the local-model plugin. Yes/no judges read P(yes) from the first answer token, which a small
+model gives reliably."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from evalyard.cli import cli
+
+# Where the user installed the local models, read before the fixtures point EVALYARD_HOME elsewhere.
+_MODELS = os.environ.get("EVALYARD_MODELS_DIR") or None
+_USER_HOME = Path(os.environ["EVALYARD_HOME"]) if os.environ.get("EVALYARD_HOME") else None
+QWEN = "local/qwen2.5-coder-1.5b"
+
+CASES = [
+    ("paris-right", "What is the capital of France?", "The capital of France is Paris.", "Paris", "yes"),
+    ("paris-wrong", "What is the capital of France?", "The capital of France is Lyon.", "Paris", "no"),
+    ("boil-right", "At what temperature does water boil at sea level?", "100 degrees Celsius.", "100 °C", "yes"),
+    ("boil-wrong", "At what temperature does water boil at sea level?", "50 degrees Celsius.", "100 °C", "no"),
+]
+
+
+@pytest.fixture
+def qwen(monkeypatch):
+    from evalyard.settings import Settings
+
+    directory = Path(_MODELS) if _MODELS else Settings(home=_USER_HOME).data_dir() / "models"
+    if not (directory / "qwen2.5-coder-1.5b.gguf").is_file():
+        pytest.skip("qwen2.5-coder-1.5b is not installed: run `evalyard models install qwen2.5-coder-1.5b`")
+    monkeypatch.setenv("EVALYARD_MODELS_DIR", str(directory))
+    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,local")
+
+
+
+@pytest.mark.slow
+def test_a_judge_with_the_local_qwen_model(qwen, tmp_path):
+    from evalyard import Application
+
+    suite = {"name": "judges-local", "scorers": [{"name": "criteria/correctness", "config": {"logprobs": True}}],
+             "cases": [{"id": i, "input": q, "candidate": c, "reference": r, "metadata": {"gold": gold}}
+                       for i, q, c, r, gold in CASES]}
+    path = tmp_path / "judges-local.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    app = Application()
+    result = CliRunner().invoke(cli, ["run", str(path), "--judge-model", QWEN, "--json"], obj=app)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["scorers"]["criteria/correctness"]["errors"] == 0 and data["usage"]["calls"] == 4
+    for row in app.open_store().results(data["run_id"]):
+        gold = next(g for i, *_, g in CASES if i == row.case_id)
+        assert row.label == gold, (row.case_id, row.value, row.details)
+        assert (row.value > 0.6) if gold == "yes" else (row.value < 0.4)  # P(yes), not a coin toss
