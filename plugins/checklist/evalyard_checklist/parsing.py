@@ -177,9 +177,12 @@ def parse_yes_no_answers(text: str) -> list[tuple[int, str, str | None]]:
 
 # -- logprob confidence ------------------------------------------------------------
 
-def first_token_probs(logprobs: list[dict[str, Any]] | None) -> dict[str, float]:
+def first_token_probs(logprobs: list[dict[str, Any]] | None, *, last_wins: bool = False) -> dict[str, float]:
     """P(yes), P(no) from the first answer token's alternatives: key = token lowercased and
-    stripped, value exp(logprob); tokens that fold to the same key: the last one counts."""
+    stripped, value exp(logprob). Tokens that fold to the same key ("Yes", " yes", "YES") add up:
+    they are the same answer. ``last_wins`` reproduces AutoChecklist, where the last of them
+    replaces the others -- with top tokens ranked by probability, that keeps the least likely
+    spelling, so a confident "Yes" reads as a near-zero P(yes)."""
     if not logprobs:
         return {}
     first = logprobs[0]
@@ -188,7 +191,8 @@ def first_token_probs(logprobs: list[dict[str, Any]] | None) -> dict[str, float]
     for token, logprob in top.items():
         if token is None or logprob is None:
             continue
-        probs[str(token).lower().strip()] = math.exp(logprob)
+        key = str(token).lower().strip()
+        probs[key] = math.exp(logprob) if last_wins else probs.get(key, 0.0) + math.exp(logprob)
     return probs
 
 

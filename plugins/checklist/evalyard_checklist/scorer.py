@@ -436,7 +436,7 @@ def _read_confidence(record: dict[str, Any], completion: Any, config: Any) -> No
     has no logprobs), AutoChecklist says 0.5 / NO / unsure; here the item's answer is then read from
     the reply's text (no confidence), and left unanswered when the text is no yes/no either."""
     record["raw"] = completion.text[:RAW_LIMIT]
-    probs = first_token_probs(completion.logprobs)
+    probs = first_token_probs(completion.logprobs, last_wins=config.missing == "no")
     read = interpret_probs(probs)
     if read is not None:
         record["confidence"], record["answer"], record["confidence_level"] = read

@@ -194,3 +194,22 @@ def test_a_checklist_pipeline_is_not_a_candidate_generator(app, tmp_path):
     suite = write_suite(tmp_path / "s.yaml", eight_item_cases())
     refused = invoke(app, "run", suite, "-s", "checklist", "--generator", "tick")
     assert refused.exit_code == 2 and "makes a checklist, not candidates" in refused.output
+
+
+def test_spellings_of_yes_add_up_by_default_and_the_last_wins_only_for_parity(app, tmp_path, rules):
+    """A model that answers "Yes" (0.9) and lists " YES" (0.01) further down is confident: P(yes)
+    counts both. AutoChecklist keeps the last spelling listed (0.01); `missing=no` reproduces it."""
+    import math
+
+    top = {"Yes": math.log(0.9), "No": math.log(0.05), " YES": math.log(0.01)}
+    model = rules([{"content": "Yes", "logprobs": [top]}])
+    cases = [{"id": "one", "input": "Say hi.", "candidate": "Hi!", "metadata": {"checklist": ["Does it greet?"]}}]
+    suite = write_suite(tmp_path / "one.yaml", cases)
+    ours = json.loads(invoke(app, "run", suite, "-s", "checklist:mode=item,use_logprobs=true", "--judge-model", model,
+                             "--json").stdout)
+    original = json.loads(invoke(app, "run", suite, "-s", "checklist:mode=item,use_logprobs=true,missing=no",
+                                 "--judge-model", model, "--json").stdout)
+    [ours_item] = next(app.open_store().results(ours["run_id"])).details["items"]
+    [original_item] = next(app.open_store().results(original["run_id"])).details["items"]
+    assert ours_item["answer"] == "yes" and ours_item["confidence"] == pytest.approx(0.91 / 0.96)
+    assert original_item["answer"] == "no" and original_item["confidence"] == pytest.approx(0.01 / 0.06)

@@ -1,0 +1,58 @@
+"""TICK end to end with the local Qwen model, offline: a checklist written by the model for a
+case, then each item judged by the model with its first-token probabilities."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from evalyard.cli import cli
+
+# Where the user installed the local models, read before the fixtures point EVALYARD_HOME elsewhere.
+_MODELS = os.environ.get("EVALYARD_MODELS_DIR") or None
+_USER_HOME = Path(os.environ["EVALYARD_HOME"]) if os.environ.get("EVALYARD_HOME") else None
+QWEN = "local/qwen2.5-coder-1.5b"
+
+
+@pytest.fixture
+def qwen(monkeypatch):
+    from evalyard.settings import Settings
+
+    directory = Path(_MODELS) if _MODELS else Settings(home=_USER_HOME).data_dir() / "models"
+    if not (directory / "qwen2.5-coder-1.5b.gguf").is_file():
+        pytest.skip("qwen2.5-coder-1.5b is not installed: run `evalyard models install qwen2.5-coder-1.5b`")
+    monkeypatch.setenv("EVALYARD_MODELS_DIR", str(directory))
+    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "checklist,local")
+
+
+@pytest.mark.slow
+def test_tick_with_the_local_model(qwen, tmp_path):
+    from evalyard import Application
+
+    app = Application()
+    suite = tmp_path / "haiku.yaml"
+    suite.write_text(yaml.safe_dump({"name": "haiku", "cases": [{
+        "id": "haiku", "input": "Write a haiku about autumn leaves.",
+        "candidate": "Crimson leaves descend\nwhispering to the cold earth\nautumn says goodbye"}]}))
+    checklists = tmp_path / "checklists.jsonl"
+    made = CliRunner().invoke(cli, ["checklist", "generate", str(suite), "-p", "tick", "-m", QWEN, "-o",
+                                    str(checklists), "-O", "max_items=4"], obj=app)
+    assert made.exit_code == 0, made.output
+    [line] = checklists.read_text().splitlines()
+    items = json.loads(line)["checklist"]["items"]
+    assert 2 <= len(items) <= 4 and all(item["question"].strip().endswith("?") for item in items)
+    scored = CliRunner().invoke(cli, ["run", str(suite), "-s",
+                                      f"checklist:checklists={checklists},mode=item,use_logprobs=true",
+                                      "--judge-model", QWEN, "--json"], obj=app)
+    assert scored.exit_code == 0, scored.output
+    data = json.loads(scored.stdout)
+    assert data["scorers"]["checklist"]["errors"] == 0 and data["usage"]["calls"] == len(items)
+    [result] = app.open_store().results(data["run_id"])
+    for item in result.details["items"]:
+        assert item["confidence_source"] == "logprobs" and 0 <= item["confidence"] <= 1
+        assert item["answer"] == ("yes" if item["confidence"] >= 0.6 else "no")
