@@ -134,15 +134,18 @@ class Engine:
         self._lock = threading.Lock()
 
     def get(self, name: str, locate: Callable[[], Path], settings: LoadSettings) -> LoadedModel:
+        # Located on every call, loaded or not: the file must still be installed where the settings
+        # say and still match its pinned hash (the check is remembered while the file is unchanged).
+        path = locate()
         with self._lock:
             loaded = self._models.get(name)
-            if loaded is not None and loaded.settings == settings:
+            if loaded is not None and loaded.settings == settings and loaded.path in (None, path):
                 return loaded
             if loaded is not None:
                 # One instance per model: a call with other load settings replaces it.
                 log.warning("reloading local model %s with %s (was %s)", name, settings, loaded.settings)
                 loaded.close()
-            loaded = self._models[name] = LoadedModel(name, locate, settings)
+            loaded = self._models[name] = LoadedModel(name, lambda: path, settings)
             return loaded
 
     def loaded(self) -> dict[str, LoadedModel]:
