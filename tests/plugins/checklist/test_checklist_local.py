@@ -32,6 +32,8 @@ def qwen(monkeypatch):
 
 @pytest.mark.slow
 def test_tick_with_the_local_model(qwen, tmp_path):
+    # temperature 0: TICK's own 0.7 sometimes gets a one-item checklist from a 1.5B model, which is
+    # (rightly) refused under min_items=2; greedy decoding makes the test repeatable.
     from evalyard import Application
 
     app = Application()
@@ -41,7 +43,7 @@ def test_tick_with_the_local_model(qwen, tmp_path):
         "candidate": "Crimson leaves descend\nwhispering to the cold earth\nautumn says goodbye"}]}))
     checklists = tmp_path / "checklists.jsonl"
     made = CliRunner().invoke(cli, ["checklist", "generate", str(suite), "-p", "tick", "-m", QWEN, "-o",
-                                    str(checklists), "-O", "max_items=4"], obj=app)
+                                    str(checklists), "-O", "max_items=4", "-O", "temperature=0"], obj=app)
     assert made.exit_code == 0, made.output
     [line] = checklists.read_text().splitlines()
     items = json.loads(line)["checklist"]["items"]
