@@ -52,6 +52,14 @@ def scripted_plugin(app):
 
 
 @pytest.fixture
+def rules(evalyard_scripted_model):
+    """``rules(rule_list)``: scripted-model rules in a file of their own, returns ``scripted/PATH``
+    (the pytest plugin's ``evalyard_scripted_model``, which also checks the rules)."""
+    counter = iter(range(1_000_000))
+    return lambda rule_list, name=None: evalyard_scripted_model(rule_list, name=name or f"rules{next(counter)}")
+
+
+@pytest.fixture
 def cli_env(isolated_home):
     """Environment for running the real `evalyard` console script in a subprocess."""
     env = dict(os.environ)

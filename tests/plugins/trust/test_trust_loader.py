@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from trust_helpers import ASQA, doc, invoke, item, run_json, write_data
+from trust_helpers import ASQA, doc, invoke, item, run_json
 
 from evalyard.suite_files import load_data_file
 
