@@ -43,11 +43,18 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
 @click.option("--fail-on-error", type=click.FloatRange(0, 1), default=None, metavar="RATIO",
               help="Exit 1 when more than this share of results are scorer errors "
                    "(default: only when every result is an error).")
-@click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted run: do only what is missing.")
+@click.option("--resume", "resume_id", metavar="RUN_ID",
+              help="Finish an interrupted run: do only what is missing. Alone, or with the run's own SUITE and "
+                   "options (refused, naming the difference, when they describe another run); --executor may change.")
 @click.option("--concurrency", "-j", default=4, show_default=True, type=click.IntRange(1, 1024),
               help="Model requests in flight (async scorers and generators), batches in flight (others).")
 @click.option("--executor", metavar="NAME", help="Run every non-async scorer on this executor (inline, process, "
               "or one a plugin registers).")
+@click.option("--format", "data_format", metavar="NAME",
+              help="Read SUITE (a data file) as this data format (e.g. trust-eval); default: by its file ending.")
+@click.option("--field", "fields", multiple=True, metavar="CASE_FIELD=COLUMN",
+              help="Map a data file's column to a case field, as a suite's `fields:` does (repeatable), "
+                   "e.g. --field reference=gold --field input=question.")
 @click.option("--generator", "-g", metavar="NAME[:key=value,...]",
               help="Fill cases that have no candidate with this generator before scoring.")
 @click.option("--max-errors", type=click.IntRange(0), default=None,
@@ -68,8 +75,9 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
               help="Stop the run cleanly (resumable) once model calls have cost this much.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every model call's cache key inputs and hit or miss.")
 @db_option
-def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, generator, max_errors,
-        name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, no_cache, max_cost, verbose, db_url):
+def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,
+        generator, max_errors, name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, no_cache, max_cost,
+        verbose, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -89,26 +97,34 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
             raise CLIError("give either --model or --generator, not both")
         generator_name = "model"
         generator_config = {"model": gen_model, **({"prompt": gen_prompt} if gen_prompt else {})}
-    if resume_id and (scorers or suite or generator or executor or gen_model or max_cost is not None):
-        raise CLIError("--resume continues a run with its own suite, scorers, generator and limits; "
-                       "give only the run id")
+    from ..suite_files import parse_field_options
+
+    field_map = parse_field_options(fields)
+    if resume_id and not suite and (scorers or generator or gen_model or max_cost is not None or data_format
+                                     or field_map):
+        raise CLIError("--resume RUN_ID continues a run with its own suite, scorers, generator and limits: give "
+                       "the run id alone, or repeat the run's whole command (SUITE and its options) with --resume")
     if not resume_id and not suite:
         raise CLIError("give a SUITE file, or --resume RUN_ID")
 
     progress = _Progress(enabled=sys.stderr.isatty() and not as_json)
     started: list[str] = []
     try:
-        if resume_id:
-            progress.start(app.pending_count(resume_id, db_url))
-            result = app.resume(resume_id, db=db_url, concurrency=concurrency, max_errors=max_errors,
-                                on_progress=progress.update)
-        else:
+        plan = None
+        if suite:
             plan = app.plan(suite, list(scorers) or None, name=name, executor=executor, generator=generator_name,
                             generator_config=generator_config, judge_model=judge_model, use_cache=not no_cache,
-                            max_cost=max_cost, concurrency=concurrency)
+                            max_cost=max_cost, concurrency=concurrency, format=data_format, field_map=field_map)
             unknown = [n for n, _ in checks if n not in plan.scorer_names]
             if unknown:
                 raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
+        if resume_id:
+            if plan is not None:  # the same command again, with --resume: it must describe that run
+                app.check_resumable_as(resume_id, plan, db_url)
+            progress.start(app.pending_count(resume_id, db_url))
+            result = app.resume(resume_id, db=db_url, concurrency=concurrency, max_errors=max_errors,
+                                on_progress=progress.update, executor=executor)
+        else:
             result = app.execute(
                 plan, db=db_url, concurrency=concurrency, max_errors=max_errors, on_progress=progress.update,
                 on_start=lambda run_id, total: (started.append(run_id), progress.start(total)),
