@@ -98,3 +98,27 @@ def test_smollm2_alone_is_never_the_default_judge(temp_models, smol_path):
     from evalyard_local.plugin import default_judge_model
 
     assert default_judge_model() is None
+
+
+def test_every_evalyard_home_finds_the_installed_models(tmp_path, monkeypatch, qwen_models):
+    """Installed models live in a cache of their own: a private EVALYARD_HOME (or --db) keeps them,
+    and with them the default judge; EVALYARD_MODELS_DIR still overrides."""
+    from evalyard import Application
+
+    monkeypatch.delenv("EVALYARD_MODELS_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    shared = tmp_path / "cache" / "evalyard" / "models"
+    shared.mkdir(parents=True)
+    (shared / "qwen2.5-coder-1.5b.gguf").symlink_to(qwen_models / "qwen2.5-coder-1.5b.gguf")  # read only
+    listings = []
+    for home in ("project-a", "project-b"):
+        monkeypatch.setenv("EVALYARD_HOME", str(tmp_path / home))
+        app = Application()
+        data = json.loads(invoke(app, "models", "list", "--json").output)
+        listings.append((data["models_dir"], {r["name"]: r["path"] for r in data["models"] if r["installed"]}))
+        assert app.host.pm.hook.default_judge_model()[0] == "local/qwen2.5-coder-1.5b"
+    assert listings[0] == listings[1]
+    assert listings[0][0] == str(shared) and listings[0][1]["qwen2.5-coder-1.5b"] == str(shared / "qwen2.5-coder-1.5b.gguf")
+    monkeypatch.setenv("EVALYARD_MODELS_DIR", str(tmp_path / "elsewhere"))
+    assert json.loads(invoke(Application(), "models", "list", "--json").output)["models_dir"] == str(
+        tmp_path / "elsewhere")
