@@ -17,7 +17,7 @@ def invoke(app, *args):
     return CliRunner().invoke(cli, list(args), obj=app)
 
 
-def test_list_shows_size_licence_sources_provenance_and_installed(app, temp_models, smol_path):
+def test_list_shows_size_licence_sources_provenance_and_installed(temp_models, app, smol_path):
     result = invoke(app, "models", "list", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -33,7 +33,7 @@ def test_list_shows_size_licence_sources_provenance_and_installed(app, temp_mode
     assert "[not installed]" in text and "1.12 GB" in text and "ANONYMOUS" in text
 
 
-def test_verify_detects_a_corrupted_model_file_and_the_file_is_not_used(app, temp_models, smol_path):
+def test_verify_detects_a_corrupted_model_file_and_the_file_is_not_used(temp_models, app, smol_path):
     copy = temp_models / "smollm2-135m.gguf"  # a file in the models directory is used before the package's
     shutil.copyfile(smol_path, copy)
     assert invoke(app, "models", "verify").output.startswith(f"ok    smollm2-135m: {copy}")
@@ -58,28 +58,28 @@ def test_verify_detects_a_corrupted_model_file_and_the_file_is_not_used(app, tem
     PROVIDER.engine.unload("smollm2-135m")
 
 
-def test_a_truncated_file_fails_on_its_size(app, temp_models, smol_path):
+def test_a_truncated_file_fails_on_its_size(temp_models, app, smol_path):
     with open(smol_path, "rb") as source, open(temp_models / "smollm2-135m.gguf", "wb") as out:
         out.write(source.read(1_000_000))
     result = invoke(app, "models", "verify", "smollm2-135m")
     assert result.exit_code == 1 and "size 1,000,000 bytes, expected 98,362,432" in result.output
 
 
-def test_verify_names_a_model_that_is_not_installed(app, temp_models):
+def test_verify_names_a_model_that_is_not_installed(temp_models, app):
     result = invoke(app, "models", "verify", "qwen2.5-coder-1.5b")
     assert result.exit_code == 1 and "not installed (run `evalyard models install qwen2.5-coder-1.5b`)" in result.output
     # Without names, models that are not installed are not failures.
     assert invoke(app, "models", "verify", "--json").exit_code == 0
 
 
-def test_unknown_names_are_one_line_usage_errors(app, temp_models):
+def test_unknown_names_are_one_line_usage_errors(temp_models, app):
     for command in ("install", "remove", "verify"):
         result = invoke(app, "models", command, "gpt-5")
         assert result.exit_code == 2
         assert "no local model named 'gpt-5' (known: smollm2-135m, qwen2.5-coder-1.5b)" in result.output
 
 
-def test_install_of_a_model_whose_file_checks_out_changes_nothing(app, temp_models, smol_path):
+def test_install_of_a_model_whose_file_checks_out_changes_nothing(temp_models, app, smol_path):
     result = invoke(app, "models", "install", "smollm2-135m")
     assert result.exit_code == 0, result.output
     assert f"smollm2-135m is installed: {smol_path} matches the pinned sha256" in result.output
