@@ -30,8 +30,8 @@ from .suite import ScorerSpec, Suite
 
 SUITE_KEYS = ("name", "description", "data", "format", "cases", "fields", "scorers", "thresholds", "models",
               "prompts")
-MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "supports_schema",
-              "supports_logprobs")
+MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "batch", "batch_poll_s",
+              "supports_schema", "supports_logprobs")
 
 #: Keys people try that mean something else here: refused with the reason instead of ignored.
 REFUSED_SUITE_KEYS = {

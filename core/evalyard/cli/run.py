@@ -70,14 +70,17 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
               help="With --model: render this prompt template with each case instead of sending its input.")
 @click.option("--prompts-dir", "prompts_dirs", multiple=True, type=click.Path(file_okay=False),
               help="A directory of your own prompt templates (repeatable); overrides built-in and plugin ones.")
+@click.option("--batch", is_flag=True,
+              help="Send model calls as provider batch jobs (OpenAI-compatible Batch API: about half the price, "
+                   "answers within a day); resumable, cached like online calls.")
 @click.option("--no-cache", is_flag=True, help="Call the models again instead of answering from the response cache.")
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",
               help="Stop the run cleanly (resumable) once model calls have cost this much.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every model call's cache key inputs and hit or miss.")
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,
-        generator, max_errors, name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, no_cache, max_cost,
-        verbose, db_url):
+        generator, max_errors, name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, batch, no_cache,
+        max_cost, verbose, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -88,6 +91,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     app.use_prompt_dirs(prompts_dirs)
     if verbose:
         _log_model_calls()
+    _log_batch_progress()
     checks = _parse_fail_under(fail_under)
     generator_name, generator_config = _parse_generator(generator)
     if gen_prompt and not gen_model:
@@ -101,7 +105,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
 
     field_map = parse_field_options(fields)
     if resume_id and not suite and (scorers or generator or gen_model or max_cost is not None or data_format
-                                     or field_map):
+                                     or field_map or batch):
         raise CLIError("--resume RUN_ID continues a run with its own suite, scorers, generator and limits: give "
                        "the run id alone, or repeat the run's whole command (SUITE and its options) with --resume")
     if not resume_id and not suite:
@@ -114,7 +118,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         if suite:
             plan = app.plan(suite, list(scorers) or None, name=name, executor=executor, generator=generator_name,
                             generator_config=generator_config, judge_model=judge_model, use_cache=not no_cache,
-                            max_cost=max_cost, concurrency=concurrency, format=data_format, field_map=field_map)
+                            max_cost=max_cost, concurrency=concurrency, format=data_format, field_map=field_map,
+                            batch=batch)
             unknown = [n for n, _ in checks if n not in plan.scorer_names]
             if unknown:
                 raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
@@ -203,6 +208,19 @@ def _log_model_calls() -> None:
     logger = logging.getLogger("evalyard.models")
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
+
+
+def _log_batch_progress() -> None:
+    """Batch jobs submitted, done and failed, on stderr as they happen (a run may wait hours)."""
+    import logging
+
+    logger = logging.getLogger("evalyard.batch")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("evalyard: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 def aggregate_lines(scorers: dict, width: int = 100) -> list[str]:

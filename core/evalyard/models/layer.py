@@ -34,7 +34,9 @@ class ModelSettings:
     ``api_key_env`` names the environment variable holding the key, so keys never sit
     in suite files. ``params`` are extra request parameters sent with every call.
     ``supports_schema`` / ``supports_logprobs`` override what litellm knows (useful for
-    ``openai/<name>`` on a local server, which litellm cannot look up).
+    ``openai/<name>`` on a local server, which litellm cannot look up). ``batch`` sends this
+    model's calls as provider batch jobs (``run --batch`` does it for every model that can);
+    ``batch_poll_s`` is how often a job is polled.
     """
 
     api_base: str | None = None
@@ -45,6 +47,8 @@ class ModelSettings:
     timeout: float | None = None
     supports_schema: bool | None = None
     supports_logprobs: bool | None = None
+    batch: bool | None = None
+    batch_poll_s: float | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ModelSettings":
@@ -95,6 +99,10 @@ class ModelLayer:
         self._rng = random.Random(seed)
         self._background = shared_loop()
         self._litellm: Any = None
+        #: Provider batch jobs (``run --batch``): set by the run's runtime; ``batch_all`` sends
+        #: every model that can be batched, otherwise only models whose settings say ``batch``.
+        self.batch: Any = None
+        self.batch_all = False
 
     # -- configuration -------------------------------------------------------
     def settings_for(self, model: str) -> ModelSettings:
@@ -175,6 +183,11 @@ class ModelLayer:
                 log.debug("cache hit %s for %s", key[:12], model, extra={"key_inputs": inputs})
                 return completion
         log.debug("cache miss %s for %s", key[:12], model, extra={"key_inputs": inputs})
+        if self._batched(model):
+            completion = await self.batch.request(model, messages, sent, key, inputs)  # it caches the answer
+            completion.key_inputs = inputs
+            self.usage.record(completion)
+            return completion
         completion = await self._call_with_retries(model, messages, sent, key, template)
         completion.key_inputs = inputs
         self.usage.record(completion)
@@ -182,6 +195,14 @@ class ModelLayer:
                             usage=completion.usage.to_dict(), latency_ms=completion.latency_ms)
         await self._cache_put(key, record)  # only answers get here: errors are never cached
         return completion
+
+    def _batched(self, model: str) -> bool:
+        if self.batch is None:
+            return False
+        from .batch import batchable
+
+        wanted = self.settings_for(model).batch
+        return batchable(model) and (wanted if wanted is not None else self.batch_all)
 
     async def _cache_get(self, key: str) -> CallRecord | None:
         if getattr(self.cache, "blocking", False):
