@@ -67,9 +67,12 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",
               help="Stop the run cleanly (resumable) once model calls have cost this much.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every model call's cache key inputs and hit or miss.")
+@click.option("--calibrated", is_flag=True, help="Judges with a saved calibration (evalyard calibrate --save) use its "
+              "fitted threshold, as `threshold: calibrated` does for one scorer.")
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, generator, max_errors,
-        name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, no_cache, max_cost, verbose, db_url):
+        name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, no_cache, max_cost, verbose, calibrated,
+        db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -89,7 +92,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
             raise CLIError("give either --model or --generator, not both")
         generator_name = "model"
         generator_config = {"model": gen_model, **({"prompt": gen_prompt} if gen_prompt else {})}
-    if resume_id and (scorers or suite or generator or executor or gen_model or max_cost is not None):
+    if resume_id and (scorers or suite or generator or executor or gen_model or max_cost is not None or calibrated):
         raise CLIError("--resume continues a run with its own suite, scorers, generator and limits; "
                        "give only the run id")
     if not resume_id and not suite:
@@ -105,7 +108,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         else:
             plan = app.plan(suite, list(scorers) or None, name=name, executor=executor, generator=generator_name,
                             generator_config=generator_config, judge_model=judge_model, use_cache=not no_cache,
-                            max_cost=max_cost, concurrency=concurrency)
+                            max_cost=max_cost, concurrency=concurrency, calibrated=calibrated)
             unknown = [n for n, _ in checks if n not in plan.scorer_names]
             if unknown:
                 raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
@@ -137,8 +140,11 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         from ..junit import write_junit
 
         write_junit(app.open_store(db_url), result.run_id, junit_path)
+    agreement = judge_agreements(app.open_store(db_url), result.run_id)
     if as_json:
         data = result.to_dict()
+        for scorer_name, view in agreement.items():
+            data["scorers"][scorer_name]["agreement"] = view
         data["failed_checks"] = failed_checks
         data["error_share"] = share
         echo_json(data)
@@ -147,6 +153,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
                    f"in {result.duration_s:.2f}s")
         click.echo(stats_table(result.scorers))
         for line in aggregate_lines(result.scorers):
+            click.echo(line)
+        for line in agreement_lines(agreement):
             click.echo(line)
         if result.usage:
             click.echo(usage_line(result.usage))
@@ -169,6 +177,17 @@ def usage_line(usage: dict) -> str:
     return (f"model calls {usage.get('calls', 0)} ({usage.get('cache_hits', 0)} from cache, "
             f"{usage.get('retries', 0)} retries)  tokens {usage.get('prompt_tokens', 0)} in / "
             f"{usage.get('completion_tokens', 0)} out  cost {format_cost(usage.get('cost'), usage.get('cost_complete', True))}")
+
+
+def judge_agreements(store, run_id: str) -> dict:
+    """Each judge's agreement with people (its saved calibration) or "uncalibrated", by scorer name."""
+    from ..calibration import agreements
+
+    return agreements(store, store.get_run(run_id).scorers)
+
+
+def agreement_lines(agreement: dict) -> list[str]:
+    return [f"{name}: {view['line']}" for name, view in agreement.items()]
 
 
 def _log_model_calls() -> None:

@@ -115,3 +115,23 @@ class ModelCallRow(SQLModel, table=True):
     usage: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
     latency_ms: Optional[float] = None
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class CalibrationRow(SQLModel, table=True):
+    """A judge's agreement with people on a labelled data file (``evalyard calibrate --save``).
+
+    Found again by ``fingerprint``: the scorer's fingerprint as a run stores it (scorer, config,
+    judge model, template hash), so a later run of the same judge can show this agreement and
+    use the fitted threshold. ``report`` holds everything ``calibrate --json`` prints."""
+
+    __tablename__ = "calibrations"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    fingerprint: str = Field(index=True)
+    scorer: str
+    data_path: str
+    data_hash: str
+    run_id: Optional[str] = None
+    n: int
+    report: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    created_at: datetime = Field(default_factory=utcnow)
