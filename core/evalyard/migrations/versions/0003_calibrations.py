@@ -26,7 +26,7 @@ def upgrade():
         sa.Column("run_id", sa.String(), nullable=True),
         sa.Column("n", sa.Integer(), nullable=False),
         sa.Column("report", sa.JSON(), nullable=True),
-        sa.Column("created_at", sa.DateTime(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     )
     op.create_index("ix_calibrations_fingerprint", "calibrations", ["fingerprint"])
 
