@@ -332,10 +332,11 @@ class Application:
              generator: str | None = None, generator_config: dict[str, Any] | None = None,
              judge_model: str | None = None, use_cache: bool = True, max_cost: float | None = None,
              concurrency: int = 4, format: str | None = None, field_map: dict[str, str] | None = None,
-             batch: bool = False) -> "RunPlan":
+             batch: bool = False, calibrated: bool = False) -> "RunPlan":
         """Load and check everything a run needs (scorer names and configs, required fields,
         executors, judge models and templates) without touching the database: bad input
-        raises ``evalyard.InputError``."""
+        raises ``evalyard.InputError``. ``calibrated``: every judge with a saved calibration uses
+        its fitted threshold (as ``threshold: calibrated`` does for one scorer)."""
         from .runner import check_required_fields, prepare_generator, prepare_scorers
 
         loaded, origins = self.load_suite(suite, name=name or None, format=format, field_map=field_map)
@@ -347,6 +348,8 @@ class Application:
         run_settings = {"judge_model": judge_model or self.settings.judge_model,
                         "prompt_dirs": [*self.settings.prompt_dirs, *loaded.prompt_dirs],
                         "models": loaded.models, "use_cache": use_cache, "max_cost": max_cost, "batch": batch}
+        if calibrated:
+            run_settings["calibrated"] = True
         runtime = self.runtime(run_settings, concurrency)
         registry = self.registry
         if loaded.prompt_dirs:  # the suite's own templates may declare scorers too
@@ -376,7 +379,7 @@ class Application:
                  generator_config: dict[str, Any] | None = None, judge_model: str | None = None,
                  use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4,
                  format: str | None = None, field_map: dict[str, str] | None = None, batch: bool = False,
-                 **options: Any) -> RunResult:
+                 calibrated: bool = False, **options: Any) -> RunResult:
         """Score a suite (a file path, a ``Suite`` or a list of cases) and keep the run.
 
         Everything is checked before anything is written: bad input raises
@@ -389,7 +392,7 @@ class Application:
         plan = self.plan(suite, scorers, name=name, executor=executor, generator=generator,
                          generator_config=generator_config, judge_model=judge_model, use_cache=use_cache,
                          max_cost=max_cost, concurrency=concurrency, format=format, field_map=field_map,
-                         batch=batch)
+                         batch=batch, calibrated=calibrated)
         return self.execute(plan, db=db, concurrency=concurrency, **options)
 
     def execute(self, plan: "RunPlan", *, db: str | None = None, concurrency: int = 4, max_errors: int | None = None,
@@ -398,7 +401,10 @@ class Application:
         """Create the planned run in the database and run its stages."""
         from .runner import Runner
 
+        from .calibration import apply_calibrations
+
         store = self.open_store(db)
+        apply_calibrations(store, plan.scorers, every_judge=bool(plan.settings.get("calibrated")))
         concurrency = batch_concurrency(plan.settings, concurrency)
         plan.runtime.store = store  # the model layer's response cache is the run's database
         plan.runtime.concurrency = concurrency
@@ -473,6 +479,7 @@ class Application:
             p.spec.name = stored["name"]  # results stay keyed by the name the run was started with
             if executor is None:
                 p.executor = stored.get("executor", p.executor)
+            p.calibration = stored.get("calibration")  # a calibrated threshold applies to the same value
         prepared_generator = None
         if row.generator:
             prepared_generator = prepare_generator(row.generator["name"], row.generator.get("config") or {},

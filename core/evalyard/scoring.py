@@ -198,6 +198,12 @@ class Scorer:
         (judge model, prompt library, model layer). Take what the scorer needs and raise
         ``evalyard.ConfigError`` for a configuration that cannot work. The default does nothing."""
 
+    def calibration_value(self, score: Score) -> float | None:
+        """The continuous value ``evalyard calibrate`` fits a threshold on (and a calibrated threshold
+        applies to): by default ``value``. A scorer whose value is a bare verdict but which knows a
+        graded one (a judge's P(yes) kept in ``details``) returns that instead."""
+        return score.value
+
     def aggregate(self, scores: list[Score]) -> dict[str, float]:
         """Corpus-level metrics over all of a run's scores for this scorer (errors included,
         with ``error`` set). Return metric name -> number; the default has none."""

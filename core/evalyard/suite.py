@@ -9,13 +9,18 @@ from typing import Any
 from .scoring import Case
 
 
+#: The threshold that asks for the one fitted by the judge's saved calibration.
+CALIBRATED = "calibrated"
+
+
 @dataclass
 class ScorerSpec:
     """A scorer chosen for a run: its registry name, config values and pass threshold."""
 
     name: str
     config: dict[str, Any] = field(default_factory=dict)
-    threshold: float | None = None
+    #: a number, or ``"calibrated"``: the threshold of the judge's saved calibration (``evalyard calibrate --save``)
+    threshold: float | str | None = None
     #: where the spec came from, for error messages ("suite.yaml:12" or "--scorer")
     origin: str = ""
 

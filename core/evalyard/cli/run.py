@@ -77,10 +77,12 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",
               help="Stop the run cleanly (resumable) once model calls have cost this much.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every model call's cache key inputs and hit or miss.")
+@click.option("--calibrated", is_flag=True, help="Judges with a saved calibration (evalyard calibrate --save) use its "
+              "fitted threshold, as `threshold: calibrated` does for one scorer.")
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,
         generator, max_errors, name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, batch, no_cache,
-        max_cost, verbose, db_url):
+        max_cost, verbose, calibrated, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -105,7 +107,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
 
     field_map = parse_field_options(fields)
     if resume_id and not suite and (scorers or generator or gen_model or max_cost is not None or data_format
-                                     or field_map or batch):
+                                     or field_map or batch or calibrated):
         raise CLIError("--resume RUN_ID continues a run with its own suite, scorers, generator and limits: give "
                        "the run id alone, or repeat the run's whole command (SUITE and its options) with --resume")
     if not resume_id and not suite:
@@ -119,7 +121,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
             plan = app.plan(suite, list(scorers) or None, name=name, executor=executor, generator=generator_name,
                             generator_config=generator_config, judge_model=judge_model, use_cache=not no_cache,
                             max_cost=max_cost, concurrency=concurrency, format=data_format, field_map=field_map,
-                            batch=batch)
+                            batch=batch, calibrated=calibrated)
             unknown = [n for n, _ in checks if n not in plan.scorer_names]
             if unknown:
                 raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
@@ -158,8 +160,11 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         from ..junit import write_junit
 
         write_junit(app.open_store(db_url), result.run_id, junit_path)
+    agreement = judge_agreements(app.open_store(db_url), result.run_id)
     if as_json:
         data = result.to_dict()
+        for scorer_name, view in agreement.items():
+            data["scorers"][scorer_name]["agreement"] = view
         data["failed_checks"] = failed_checks
         data["error_share"] = share
         echo_json(data)
@@ -168,6 +173,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
                    f"in {result.duration_s:.2f}s")
         click.echo(stats_table(result.scorers))
         for line in aggregate_lines(result.scorers):
+            click.echo(line)
+        for line in agreement_lines(agreement):
             click.echo(line)
         if result.usage:
             click.echo(usage_line(result.usage))
@@ -190,6 +197,17 @@ def usage_line(usage: dict) -> str:
     return (f"model calls {usage.get('calls', 0)} ({usage.get('cache_hits', 0)} from cache, "
             f"{usage.get('retries', 0)} retries)  tokens {usage.get('prompt_tokens', 0)} in / "
             f"{usage.get('completion_tokens', 0)} out  cost {format_cost(usage.get('cost'), usage.get('cost_complete', True))}")
+
+
+def judge_agreements(store, run_id: str) -> dict:
+    """Each judge's agreement with people (its saved calibration) or "uncalibrated", by scorer name."""
+    from ..calibration import agreements
+
+    return agreements(store, store.get_run(run_id).scorers)
+
+
+def agreement_lines(agreement: dict) -> list[str]:
+    return [f"{name}: {view['line']}" for name, view in agreement.items()]
 
 
 def _log_model_calls() -> None:

@@ -117,6 +117,26 @@ class ModelCallRow(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class CalibrationRow(SQLModel, table=True):
+    """A judge's agreement with people on a labelled data file (``evalyard calibrate --save``).
+
+    Found again by ``fingerprint``: the scorer's fingerprint as a run stores it (scorer, config,
+    judge model, template hash), so a later run of the same judge can show this agreement and
+    use the fitted threshold. ``report`` holds everything ``calibrate --json`` prints."""
+
+    __tablename__ = "calibrations"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    fingerprint: str = Field(index=True)
+    scorer: str
+    data_path: str
+    data_hash: str
+    run_id: Optional[str] = None
+    n: int
+    report: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
 class BatchJobRow(SQLModel, table=True):
     """A provider batch job of a run's model calls (``run --batch``): written before the job is
     created at the provider (``creating``), so a driver killed at any point finds it again on

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_batches"
-down_revision = "0002_generation"
+down_revision = "0003_calibrations"
 branch_labels = None
 depends_on = None
 
