@@ -22,7 +22,7 @@ import json
 import socket
 
 import pytest
-from hostile_programs import PROGRAMS, SOLUTION, TESTS
+from hostile_programs import CLAIMED_EQUALITY, PROGRAMS, SOLUTION, TESTS
 from sandbox_helpers import code_case
 
 TIMEOUT = 1.0
@@ -170,6 +170,38 @@ def test_verdicts_cannot_be_forged(sandbox, mode):
     if mode != "restricted":
         assert verdicts["os_exit_zero"][0] == "fail"
         assert "without the run's nonce" in verdicts["writes_a_fake_verdict"][1]
+
+
+def _passes_under_plain_python(program) -> bool:
+    namespace: dict = {}
+    exec(program.code, namespace)
+    exec(program.tests, namespace)
+    if program.entry_point:
+        namespace["check"](namespace[program.entry_point])
+    return True
+
+
+@pytest.mark.parametrize("program", CLAIMED_EQUALITY, ids=lambda p: p.name)
+def test_each_claimed_equality_passes_its_tests_under_plain_python(program):
+    """So each is a real reward hack, not a program that would fail anyway."""
+    assert _passes_under_plain_python(program)
+
+
+@pytest.mark.parametrize("mode", ["os_only", "restricted", "os_alone"])
+def test_objects_that_claim_equality_fail(sandbox, mode):
+    scores = sandbox(timeout=2.0, **MODES[mode]).score_batch(
+        [code_case(p.code, p.tests, p.name, **({"entry_point": p.entry_point} if p.entry_point else {}))
+         for p in CLAIMED_EQUALITY])
+    verdicts = {p.name: (score.label, score.details.get("message")) for p, score in zip(CLAIMED_EQUALITY, scores)}
+    assert [name for name, (label, _) in verdicts.items() if label == "pass"] == []
+    if mode == "restricted":  # unittest.mock and dunder names are refused before anything is compared
+        assert {label for label, _ in verdicts.values()} <= {"fail", "refused"}
+        return
+    not_plain = {name: message for name, (label, message) in verdicts.items()
+                 if label != "fail" or "is not plain data" not in message}
+    assert not_plain == {}
+    assert "unittest.mock._ANY" in verdicts["mock_any"][1]
+    assert "unittest.mock.MagicMock" in verdicts["magicmock_eq_true"][1]
 
 
 def test_user_namespace_mode_contains_the_os_layer_programs(canary):
