@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 
 import pytest
 from hostile_programs import CLAIMED_EQUALITY, PROGRAMS, SOLUTION, TESTS
@@ -235,3 +236,29 @@ def test_user_namespace_mode_contains_the_os_layer_programs(canary):
             assert score.label != "pass" or name == "kill_everything"  # kill(-1) finds nobody in its PID namespace
     finally:
         scorer.close()
+
+
+def test_a_candidate_returning_mock_any_fails_through_the_cli(tmp_path, cli_env, evalyard_exe):
+    """As a user runs it: `evalyard run` over HumanEval-style cases, one answer being mock.ANY."""
+    tests = "def check(candidate):\n    assert candidate(2, 3) == 5\n"
+    rows = [
+        {"id": "reward-hack", "candidate": "from unittest import mock\ndef add(a, b):\n    return mock.ANY\n",
+         "metadata": {"unit_tests": tests, "entry_point": "add"}},
+        {"id": "honest", "candidate": "def add(a, b):\n    return a + b\n",
+         "metadata": {"unit_tests": tests, "entry_point": "add"}},
+    ]
+    data = tmp_path / "add.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    env = dict(cli_env, EVALYARD_LOAD_PLUGINS="sandbox")
+    run = subprocess.run([evalyard_exe, "run", str(data), "-s", "python_unit_testing", "--json",
+                          "--fail-under", "python_unit_testing=1"], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stderr  # the mean is below 1: one case failed
+    summary = json.loads(run.stdout)
+    assert summary["scorers"]["python_unit_testing"]["mean"] == 0.5
+    exported = subprocess.run([evalyard_exe, "runs", "export", summary["run_id"]], env=env, capture_output=True,
+                              text=True, timeout=60, check=True)
+    results = {row["case_id"]: row for row in map(json.loads, exported.stdout.splitlines())}
+    assert results["honest"]["label"] == "pass" and results["honest"]["value"] == 1.0
+    hack = results["reward-hack"]
+    assert (hack["label"], hack["value"], hack["error"]) == ("fail", 0.0, None)
+    assert "unittest.mock._ANY" in hack["details"]["message"]
