@@ -170,7 +170,7 @@ def _listed_honest(cls: type) -> str | None:
         return None
     # a class that merely calls itself ``uuid.UUID`` is not the one the uuid module defines
     loaded = sys.modules.get(module)
-    return how if loaded is not None and vars(loaded).get(name) is cls else None
+    return how if isinstance(loaded, types.ModuleType) and vars(loaded).get(name) is cls else None
 
 
 def _honest_metaclass(meta: type) -> bool:
