@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from .interrupts import exit_code, terminate_as_interrupt
 from .options import CLIError, current_app, db_option, echo_json, json_option, stats_table
 
 
@@ -87,7 +88,9 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
     --fail-on-error (by default: every result is an error), or the run stopped at
-    --max-errors; 2 bad usage or bad input (nothing is written then).
+    --max-errors; 2 bad usage or bad input (nothing is written then); 130 stopped by
+    Ctrl-C, 143 stopped by SIGTERM (results so far kept, the run marked interrupted:
+    finish it with --resume).
     """
     app = current_app()
     app.use_prompt_dirs(prompts_dirs)
@@ -115,6 +118,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
 
     progress = _Progress(enabled=sys.stderr.isatty() and not as_json)
     started: list[str] = []
+    restore_sigterm = terminate_as_interrupt()
     try:
         plan = None
         if suite:
@@ -136,13 +140,14 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
                 plan, db=db_url, concurrency=concurrency, max_errors=max_errors, on_progress=progress.update,
                 on_start=lambda run_id, total: (started.append(run_id), progress.start(total)),
             )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         progress.stop()
         run_id = resume_id or (started[0] if started else None)
         if run_id:
             click.echo(f"\ninterrupted; results so far are kept. Resume with: evalyard run --resume {run_id}", err=True)
-        sys.exit(130)
+        sys.exit(exit_code(stop))
     finally:
+        restore_sigterm()
         progress.stop()
 
     unknown = [n for n, _ in checks if n not in result.scorers]
