@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..settings import Settings
 from .background import shared_loop
 from .cache import MemoryCache, ResponseCache
 from .errors import CostLimitReached, ModelCallError, StructuredOutputError
@@ -250,7 +250,7 @@ class ModelLayer:
         if settings.api_base:
             kwargs["api_base"] = settings.api_base
         if settings.api_key_env:
-            value = os.environ.get(settings.api_key_env)
+            value = Settings.variable(settings.api_key_env)
             if not value:
                 from ..errors import ConfigError
 
@@ -259,7 +259,7 @@ class ModelLayer:
             kwargs["api_key"] = value
         elif settings.api_base and model.startswith("openai/"):
             # An OpenAI-compatible local server usually wants no key, but the client insists on one.
-            kwargs["api_key"] = os.environ.get("OPENAI_API_KEY") or "no-key"
+            kwargs["api_key"] = Settings.variable("OPENAI_API_KEY") or "no-key"
         if template:
             from .providers import is_custom
 

@@ -37,8 +37,8 @@ from .template import PromptTemplate
 
 #: How many alternatives to ask for per token when a binary answer is read as P(yes).
 TOP_LOGPROBS = 10
-#: Enough tokens for a one-word answer (a leading space or quote may take a token of its own).
-ANSWER_TOKENS = 4
+#: A P(yes) judge reads the first answer token only, so it generates just that one.
+ANSWER_TOKENS = 1
 #: Room for the repair call's JSON answer (``{"answer": "yes"}`` and the like).
 REPAIR_TOKENS = 40
 RAW_LIMIT = 4000

@@ -7,7 +7,6 @@ private in-memory layer and the built-in library.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -93,9 +92,13 @@ class PromptScorer(Scorer):
         self.check_ready()
 
     def judge_model(self) -> str:
-        """The model: the scorer's ``model``, else the run's judge model, else EVALYARD_JUDGE_MODEL."""
+        """The model: the scorer's ``model``, else the run's judge model (the settings' outside a run)."""
         model = (self.config.model or getattr(self.runtime, "judge_model", None)
-                 or getattr(self.models, "judge_model", None) or os.environ.get("EVALYARD_JUDGE_MODEL"))
+                 or getattr(self.models, "judge_model", None))
+        if not model and self.runtime is None:
+            from ..settings import Settings
+
+            model = Settings.from_env().judge_model
         if not model:
             raise ConfigError(missing_model_message(self.name or type(self).__name__))
         return model
