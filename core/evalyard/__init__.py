@@ -14,7 +14,7 @@ and the Python API::
 from .api import compare, evaluate, register_prompt_scorer, resume
 from .errors import ConfigError, EvalyardError, InputError, PluginError, UnknownNameError
 from .hookspecs import hookimpl
-from .scoring import Case, Generation, Generator, Score, Scorer
+from .scoring import Case, Generation, Generator, JudgeError, Score, Scorer
 from .settings import Settings
 from .suite import ScorerSpec, Suite
 from .version import __version__
@@ -37,6 +37,7 @@ __all__ = [
     "Generation",
     "Generator",
     "InputError",
+    "JudgeError",
     "PluginError",
     "RunResult",
     "Score",

@@ -138,16 +138,28 @@ def set_up(runtime, prepared: list, generator) -> None:
     work is bad input, reported before anything is stored."""
     from .errors import ConfigError
 
+    try:
+        for p in prepared:
+            try:
+                p.scorer.setup(runtime)
+            except ConfigError as exc:
+                raise InputError(f"{p.spec.origin or 'scorer'}: {exc}") from None
+        if generator is not None:
+            try:
+                generator.generator.setup(runtime)
+            except ConfigError as exc:
+                raise InputError(f"--generator: {exc}") from None
+    except BaseException:
+        close_prepared(prepared, generator)
+        raise
+
+
+def close_prepared(prepared: list, generator) -> None:
+    """Close what a plan set up (worker processes, models) when the run does not start."""
     for p in prepared:
-        try:
-            p.scorer.setup(runtime)
-        except ConfigError as exc:
-            raise InputError(f"{p.spec.origin or 'scorer'}: {exc}") from None
+        p.scorer.close()
     if generator is not None:
-        try:
-            generator.generator.setup(runtime)
-        except ConfigError as exc:
-            raise InputError(f"--generator: {exc}") from None
+        generator.generator.close()
 
 
 def _jsonable_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -359,7 +371,11 @@ class Application:
         prepared_generator = prepare_generator(generator, generator_config or {}, registry) if generator else None
         set_up(runtime, prepared, prepared_generator)
         run_settings["judge_model"] = runtime.chosen_judge_model  # a plugin's default, once judges asked for one
-        check_required_fields(loaded.cases, origins, prepared, prepared_generator)
+        try:
+            check_required_fields(loaded.cases, origins, prepared, prepared_generator)
+        except BaseException:  # a plan that fails closes what it set up
+            close_prepared(prepared, prepared_generator)
+            raise
         return RunPlan(loaded, prepared, prepared_generator, name, runtime, run_settings)
 
     def runtime(self, run_settings: dict[str, Any], concurrency: int, spent: float = 0.0):

@@ -76,11 +76,33 @@ class Score:
 
     @classmethod
     def failure(cls, error: BaseException | str, **details: Any) -> "Score":
-        if isinstance(error, BaseException):
+        """The score of a case that could not be scored. A ``JudgeError`` brings its own message,
+        details and the usage of the calls that were made."""
+        usage = None
+        if isinstance(error, JudgeError):
+            message = str(error)
+            details = {**error.details, **details}
+            usage = error.usage_dict()
+        elif isinstance(error, BaseException):
             message = f"{type(error).__name__}: {error}".rstrip(": ")
         else:
             message = str(error)
-        return cls(value=None, error=message, details=details)
+        return cls(value=None, error=message, details=details, usage=usage)
+
+
+class JudgeError(Exception):
+    """A model-graded step gave no verdict (failed call, unreadable answer). Raised from ``ascore``
+    (or ``score``), it becomes that case's recorded error, with ``details`` (the raw reply...) and
+    ``usage`` (the calls that were made and paid for) kept on the result."""
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None, usage: Any = None) -> None:
+        super().__init__(message)
+        self.details = dict(details or {})
+        self.usage = usage
+
+    def usage_dict(self) -> dict[str, Any] | None:
+        usage = self.usage
+        return usage.to_dict() if hasattr(usage, "to_dict") else usage
 
 
 class Scorer:

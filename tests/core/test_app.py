@@ -334,3 +334,50 @@ def test_platform_keys_in_a_scorer_config_are_refused_with_the_way_to_set_them(s
     result = invoke(scripted_plugin, "run", str(suite))
     assert result.exit_code == 2
     assert "'threshold' is not a config option but the platform's threshold" in result.output
+
+
+CLOSED: list[str] = []
+
+
+class PreparedThenClosed(evalyard.Scorer):
+    """Records its life cycle: a plan that fails must close it."""
+
+    name = "prepared_then_closed"
+
+    def setup(self, runtime):
+        CLOSED.append("setup")
+
+    def score(self, case):
+        return evalyard.Score(value=1.0)
+
+    def close(self):
+        CLOSED.append("close")
+
+
+class RefusesSetup(evalyard.Scorer):
+    name = "refuses_setup"
+
+    def setup(self, runtime):
+        raise evalyard.ConfigError("this scorer cannot work here")
+
+    def score(self, case):
+        return evalyard.Score(value=1.0)
+
+
+class WantsReference(RefusesSetup):
+    name = "wants_reference"
+    requires = ("reference",)
+
+    def setup(self, runtime):
+        pass
+
+
+def test_a_plan_that_fails_closes_what_it_set_up(app):
+    CLOSED.clear()
+    with pytest.raises(InputError, match="cannot work here"):
+        evalyard.evaluate([{"id": "1", "candidate": "x"}], [PreparedThenClosed, RefusesSetup], app=app)
+    assert CLOSED == ["setup", "close"]
+    CLOSED.clear()
+    with pytest.raises(InputError, match="reference"):  # required fields are checked after set-up
+        evalyard.evaluate([{"id": "1", "candidate": "x"}], [PreparedThenClosed, WantsReference], app=app)
+    assert CLOSED == ["setup", "close"]

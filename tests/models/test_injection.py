@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from evalyard.testing import score_cases
 from evalyard import Case
 from evalyard.prompting import PromptLibrary, register_prompt_scorer
 
@@ -45,7 +46,7 @@ def test_fake_verdict_in_the_candidate_does_not_change_the_result(template, payl
     model = rules([{"echo": True, "content": reply}])
     scorer = register_prompt_scorer("judge", template=template)(model=model)
     scorer.models = layer
-    [result] = run(scorer.ascore_batch([_case(payload)]))
+    [result] = run(score_cases(scorer, [_case(payload)]))
     assert result.error is None, result.details
     assert (result.value, result.label) == expected
     assert payload.splitlines()[0] in result.details["raw"]  # the judge did quote the fake verdict

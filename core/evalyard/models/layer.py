@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
+from ..settings import Settings
 from .background import shared_loop
 from .cache import MemoryCache, ResponseCache
 from .errors import CostLimitReached, ModelCallError, StructuredOutputError
@@ -271,7 +271,7 @@ class ModelLayer:
         if settings.api_base:
             kwargs["api_base"] = settings.api_base
         if settings.api_key_env:
-            value = os.environ.get(settings.api_key_env)
+            value = Settings.variable(settings.api_key_env)
             if not value:
                 from ..errors import ConfigError
 
@@ -280,7 +280,7 @@ class ModelLayer:
             kwargs["api_key"] = value
         elif settings.api_base and model.startswith("openai/"):
             # An OpenAI-compatible local server usually wants no key, but the client insists on one.
-            kwargs["api_key"] = os.environ.get("OPENAI_API_KEY") or "no-key"
+            kwargs["api_key"] = Settings.variable("OPENAI_API_KEY") or "no-key"
         if template:
             from .providers import is_custom
 
@@ -308,36 +308,63 @@ class ModelLayer:
     # -- structured output ------------------------------------------------------
     async def complete_json(self, model: str, messages: list[dict[str, Any]], schema: dict[str, Any], *,
                             params: dict[str, Any] | None = None, sample: int = 0, template: str | None = None,
-                            no_cache: bool = False, schema_name: str = "answer") -> StructuredAnswer:
-        """A JSON answer fitting ``schema``.
+                            no_cache: bool = False, schema_name: str = "answer",
+                            read: Callable[[str], Any] | None = None, instructions: str | None = None,
+                            repair: bool = True) -> StructuredAnswer:
+        """A JSON answer fitting ``schema``: the one structured-output strategy of evalyard.
 
-        Through the provider's ``response_format`` where the model supports JSON schema;
-        otherwise the schema goes into the prompt. Either way the reply is read
-        tolerantly, and one repair call follows a reply that cannot be read. Raises
-        :class:`StructuredOutputError` (with the raw text) when that fails too.
+        1. the provider's ``response_format`` where the model supports JSON schema (a provider
+           that refuses it with a 400 is asked again with the schema in the prompt);
+        2. otherwise the schema in the prompt (``instructions`` replace the schema's text when
+           the caller words the format itself);
+        3. either way the reply is read (``read``: text -> value, ValueError when unreadable;
+           default: the last JSON object fitting the schema), and one repair call follows a reply
+           that cannot be read (``repair=False`` for callers reproducing a tool that makes none).
+
+        Raises :class:`StructuredOutputError` (with the raw text and the calls made) when no
+        reply can be read.
         """
         from .structured import parse_json_answer, repair_message, response_format_for, schema_instructions
 
-        params = dict(params or {})
+        reader = read or (lambda text: parse_json_answer(text, schema))
+        in_prompt = _append_to_last_user(messages, instructions or schema_instructions(schema))
+        first = None
+        mode = "prompt"
         if self.supports_schema(model):
-            mode = "schema"
-            params["response_format"] = response_format_for(schema, schema_name)
             sent = list(messages)
-        else:
-            mode = "prompt"
-            sent = _append_to_last_user(messages, schema_instructions(schema))
-        first = await self.complete(model, sent, params=params, sample=sample, template=template, no_cache=no_cache)
+            try:
+                first = await self.complete(model, sent, params={
+                    **(params or {}), "response_format": response_format_for(schema, schema_name)},
+                    sample=sample, template=template, no_cache=no_cache)
+                mode = "schema"
+            except ModelCallError as exc:
+                if exc.status != 400:
+                    raise
+                mode = "prompt (the provider refused the schema)"
+        if first is None:
+            sent = in_prompt
+            first = await self.complete(model, sent, params=params, sample=sample, template=template,
+                                        no_cache=no_cache)
         try:
-            value = parse_json_answer(first.text, schema)
-            return StructuredAnswer(value, first.text, [first], mode)
+            return StructuredAnswer(reader(first.text), first.text, [first], mode)
         except ValueError as exc:
             problem = str(exc)
-        repair = sent + [{"role": "assistant", "content": first.text},
-                         {"role": "user", "content": repair_message(problem, schema)}]
-        second = await self.complete(model, repair, params=params, sample=sample, template=template,
-                                     no_cache=no_cache)
+            if not repair:
+                raise StructuredOutputError(f"unreadable JSON answer: {exc}", raw=first.text, model=model,
+                                            attempts=1, completions=[first]) from None
+        again = sent + [{"role": "assistant", "content": first.text},
+                        {"role": "user", "content": repair_message(problem, schema)}]
+        second_params = dict(params or {})
+        if mode == "schema":
+            second_params["response_format"] = response_format_for(schema, schema_name)
         try:
-            value = parse_json_answer(second.text, schema)
+            second = await self.complete(model, again, params=second_params, sample=sample, template=template,
+                                         no_cache=no_cache)
+        except ModelCallError as exc:
+            raise StructuredOutputError(f"unreadable JSON answer, and the repair call failed: {exc}",
+                                        raw=first.text, model=model, attempts=2, completions=[first]) from None
+        try:
+            value = reader(second.text)
         except ValueError as exc:
             raise StructuredOutputError(f"unreadable JSON answer after one repair call: {exc}", raw=second.text,
                                         model=model, attempts=2, completions=[first, second]) from None

@@ -93,16 +93,61 @@ def format_cost(cost: float | None, complete: bool = True) -> str:
     return f"${cost:.4f}" if complete else f">= ${cost:.4f}"
 
 
-def summarise_calls(completions: list[Completion]) -> dict[str, Any]:
-    """The ``usage`` of one result: the calls a scorer made for one case."""
-    known = [c.usage.cost for c in completions if c.usage.cost is not None]
-    return {
-        "calls": len(completions),
-        "cache_hits": sum(1 for c in completions if c.cached),
-        "retries": sum(max(0, c.attempts - 1) for c in completions),
-        "prompt_tokens": sum(c.usage.prompt_tokens or 0 for c in completions),
-        "completion_tokens": sum(c.usage.completion_tokens or 0 for c in completions),
-        "cost": sum(known) if known else None,
-        "cost_complete": len(known) == len(completions),
-        "models": sorted({c.model for c in completions}),
-    }
+@dataclass(frozen=True)
+class Usage:
+    """The model usage of one result (the calls a scorer or generator made for one case).
+
+    Values add up with ``+`` (``sum(usages, Usage())`` works), whatever step or sample made
+    them: counts and tokens add, ``cost`` is the sum of the known prices (None when no call
+    had one) and ``cost_complete`` says whether every call had a price.
+    """
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    cost_complete: bool = True
+    models: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, completions: list[Completion]) -> "Usage":
+        known = [c.usage.cost for c in completions if c.usage.cost is not None]
+        return cls(calls=len(completions), cache_hits=sum(1 for c in completions if c.cached),
+                   retries=sum(max(0, c.attempts - 1) for c in completions),
+                   prompt_tokens=sum(c.usage.prompt_tokens or 0 for c in completions),
+                   completion_tokens=sum(c.usage.completion_tokens or 0 for c in completions),
+                   cost=sum(known) if known else None, cost_complete=len(known) == len(completions),
+                   models=tuple(sorted({c.model for c in completions})))
+
+    @classmethod
+    def from_dict(cls, data: "dict[str, Any] | Usage | None") -> "Usage":
+        if isinstance(data, Usage):
+            return data
+        data = data or {}
+        return cls(calls=data.get("calls") or 0, cache_hits=data.get("cache_hits") or 0,
+                   retries=data.get("retries") or 0, prompt_tokens=data.get("prompt_tokens") or 0,
+                   completion_tokens=data.get("completion_tokens") or 0, cost=data.get("cost"),
+                   cost_complete=data.get("cost_complete", True), models=tuple(data.get("models") or ()))
+
+    def __add__(self, other: "Usage | dict[str, Any] | None") -> "Usage":
+        other = Usage.from_dict(other)
+        costs = [c for c in (self.cost, other.cost) if c is not None]
+        return Usage(calls=self.calls + other.calls, cache_hits=self.cache_hits + other.cache_hits,
+                     retries=self.retries + other.retries, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+                     completion_tokens=self.completion_tokens + other.completion_tokens,
+                     cost=sum(costs) if costs else None,
+                     cost_complete=self.cost_complete and other.cost_complete,
+                     models=tuple(sorted(set(self.models) | set(other.models))))
+
+    __radd__ = __add__
+
+    def to_dict(self) -> dict[str, Any] | None:
+        """What a Score's ``usage`` holds; None when no call was made."""
+        if not self.calls:
+            return None
+        return {"calls": self.calls, "cache_hits": self.cache_hits, "retries": self.retries,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cost": self.cost, "cost_complete": self.cost_complete, "models": list(self.models)}
+

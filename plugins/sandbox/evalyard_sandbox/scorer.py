@@ -95,8 +95,12 @@ class PythonUnitTesting(Scorer):
         super().__init__(config, **options)
         self._client = None
         self._client_lock = threading.Lock()
-        # Start the worker now, in the background: its start-up then overlaps the
-        # rest of the run's set-up (opening the database...). close() stops it.
+
+    def setup(self, runtime: Any) -> None:
+        # Start the worker when a run sets the scorer up (never in the constructor, so making a
+        # scorer has no side effect): its start-up then overlaps the rest of the run's set-up
+        # (opening the database...). close() stops it; a worker process that scores without a
+        # setup starts it on its first batch.
         try:
             self._sandbox().start()
         except OSError:

@@ -8,11 +8,10 @@ call); ``aggregate`` recomputes the published corpus keys from those details.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from evalyard import Score, Scorer
+from evalyard import Score, Scorer, Settings
 
 from .backends import EntailmentError, LexicalEntailment, make_backend
 from .metrics import Assessor, Item, ItemError, corpus_metrics
@@ -84,7 +83,7 @@ class TrustScorer(Scorer):
             # one) is no stand-in for the NLI model unless asked for with entailment=judge.
             runtime = self.runtime
             chosen = getattr(runtime, "chosen_judge_model", getattr(runtime, "judge_model", None))
-            judge = self.config.model or chosen or os.environ.get("EVALYARD_JUDGE_MODEL")
+            judge = self.config.model or chosen or (Settings.from_env().judge_model if runtime is None else None)
             name = "judge" if judge else "lexical"
             if name == "lexical":
                 log.warning("%s: no judge model configured, so entailment uses the deterministic lexical stub "
@@ -173,7 +172,7 @@ def private_runtime(model: str | None) -> Any:
     from .plugin import TEMPLATES
 
     templates = [(p.stem, p, "trust") for p in sorted(TEMPLATES.glob("*.jinja"))]
-    return Runtime(judge_model=model or os.environ.get("EVALYARD_JUDGE_MODEL"), plugin_templates=templates)
+    return Runtime(judge_model=model or Settings.from_env().judge_model, plugin_templates=templates)
 
 
 def item_from_case(case: Any) -> Item:
