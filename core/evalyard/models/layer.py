@@ -300,7 +300,8 @@ class ModelLayer:
         raw_usage = getattr(response, "usage", None)
         usage = CallUsage(prompt_tokens=getattr(raw_usage, "prompt_tokens", None),
                           completion_tokens=getattr(raw_usage, "completion_tokens", None),
-                          cost=cost_of(self.litellm, response, model))
+                          cost=cost_of(self.litellm, response, model),  # litellm prices cached input lower
+                          cached_prompt_tokens=_cached_tokens(raw_usage))
         return Completion(model=model, text=text, key=key, usage=usage, latency_ms=latency_ms,
                           logprobs=from_response(choice), finish_reason=getattr(choice, "finish_reason", None),
                           attempts=attempts)
@@ -385,6 +386,16 @@ class ModelLayer:
 
     def close(self) -> None:
         """Nothing to release yet: the background loop is shared by the process (see background.py)."""
+
+
+def _cached_tokens(usage: Any) -> int | None:
+    """Prompt tokens served from the provider's prompt cache: OpenAI's ``prompt_tokens_details.
+    cached_tokens`` or Anthropic's ``cache_read_input_tokens``; None when the reply does not say."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if cached is None:
+        cached = getattr(usage, "cache_read_input_tokens", None)
+    return cached if isinstance(cached, int) else None
 
 
 def _append_to_last_user(messages: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:

@@ -55,6 +55,9 @@ class FakeServerConfig:
     batch_fail_rate: float = 0.0
     #: When set, a batch expires with only this share of its requests answered.
     batch_expire_after: float | None = None
+    #: Prompt cache as OpenAI's: a prompt's longest word prefix shared with an earlier prompt counts as
+    #: cached tokens (``usage.prompt_tokens_details.cached_tokens``) from this many on, in steps of 128.
+    prompt_cache_min: int = 1024
 
 
 @dataclass
@@ -122,6 +125,7 @@ class FakeOpenAI:
         self.stats = FakeServerStats()
         self._seen: Counter = Counter()
         self.files: dict[str, tuple[str, bytes]] = {}  # id -> (filename, content)
+        self._prompts: list[list[str]] = []  # earlier prompts' words, for the prompt cache
         self.batches: dict[str, _Batch] = {}
 
     # -- HTTP --------------------------------------------------------------
@@ -358,6 +362,7 @@ class FakeOpenAI:
             choice["logprobs"] = {"content": self.token_logprobs(content, u, int(request.get("top_logprobs") or 0))}
         prompt_tokens = max(1, len(prompt.split()))
         completion_tokens = max(1, len(content.split()))
+        cached = self.cached_tokens(prompt.split())
         return {
             "id": f"chatcmpl-fake-{hashlib.sha256(prompt.encode()).hexdigest()[:12]}",
             "object": "chat.completion",
@@ -365,8 +370,24 @@ class FakeOpenAI:
             "model": request.get("model", "fake"),
             "choices": [choice],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+                      "total_tokens": prompt_tokens + completion_tokens,
+                      "prompt_tokens_details": {"cached_tokens": cached}},
         }
+
+    def cached_tokens(self, words: list[str]) -> int:
+        shared = 0
+        for earlier in self._prompts:
+            n = 0
+            for a, b in zip(earlier, words):
+                if a != b:
+                    break
+                n += 1
+            shared = max(shared, n)
+        self._prompts = (self._prompts + [words])[-64:]
+        minimum = self.config.prompt_cache_min
+        if shared < minimum:
+            return 0
+        return shared if minimum <= 1 else shared - shared % 128
 
     @staticmethod
     def token_logprobs(content: str, u: float, top: int) -> list[dict[str, Any]]:
