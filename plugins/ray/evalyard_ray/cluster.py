@@ -35,6 +35,7 @@ class Connection:
 def connect() -> Connection:
     import ray
 
+    messages_to_stderr()
     if ray.is_initialized():
         return Connection("existing", owned=False)
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
@@ -57,6 +58,23 @@ def connect() -> Connection:
     except Exception as exc:
         raise InputError(f"cannot connect to the Ray cluster at {address} ({ADDRESS_ENV}): {first_line(exc)}") from None
     return Connection(address, owned=True)
+
+
+def messages_to_stderr() -> None:
+    """Ray prints the cluster's error messages (a node that died) on the driver's stdout from a
+    background thread, which would corrupt ``evalyard run --json``: send them to stderr. Ray has
+    no setting for this, so its one printing function is wrapped (once per process)."""
+    from ray._private import worker
+
+    original = worker.print_to_stdstream
+    if getattr(original, "evalyard_stderr", False):
+        return
+
+    def to_stderr(data, *args, **kwargs):
+        return original({**data, "is_err": True}, *args, **kwargs)
+
+    to_stderr.evalyard_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
 
 
 def probe(address: str) -> None:

@@ -9,7 +9,7 @@ Settings (environment of the driver):
 
 - ``EVALYARD_RAY_ADDRESS``: the cluster (see ``cluster``); unset: a local instance.
 - ``EVALYARD_RAY_ACTORS``: actors per (scorer, config); default: as many as the live nodes
-  hold, shared between the run's scorers.
+  hold (the scorers of a run take the nodes in turn).
 - ``EVALYARD_RAY_WORKER_TIMEOUT``: seconds a scorer may go without any live actor before the
   run stops as ``failed`` (resumable); default 120.
 - ``EVALYARD_RAY_LOCAL_CPUS``: CPUs of a local instance; default all.
@@ -75,7 +75,6 @@ class RayExecutor:
         self.timeout = DEFAULT_TIMEOUT
         self.actors_per_pool: int | None = None
         self._checked: dict[tuple, dict[str, str | None]] = {}
-        self._keys: set[tuple] = set()
         self._pools: dict[tuple, ActorPool] = {}
         self._actor_class: Any = None
         self._progress = Progress()
@@ -92,9 +91,12 @@ class RayExecutor:
         if reference not in self._checked:
             expected = driver_versions(reference[0])
             digest = file_digest(reference[2]) if reference[2] else None
-            check_nodes(reference, expected, digest, scorer.name)
+            try:
+                check_nodes(reference, expected, digest, scorer.name)
+            except InputError:  # the run is refused: the runner will not close this executor
+                self.close()
+                raise
             self._checked[reference] = expected
-        self._keys.add(self._key(scorer))
 
     @staticmethod
     def _key(scorer: Scorer) -> tuple:
@@ -124,7 +126,10 @@ class RayExecutor:
         config = scorer.config_dict()
         expected = self._checked[reference]
         actor = self._actor_class.options(**options)
-        size = self.actors_per_pool or max(1, capacity(resources) // max(1, len(self._keys)))
+        # Every pool may fill the cluster: the runner hands all scorers' batches over at once, Ray
+        # places actors in the order asked, and a pool with no batch left releases its actors, so
+        # the scorers take the nodes in turn, each with all of them.
+        size = self.actors_per_pool or max(1, capacity(resources))
         return ActorPool(scorer.name, lambda: actor.remote(reference, config, expected), size,
                          timeout=self.timeout, progress=self._progress, resources=resources)
 
