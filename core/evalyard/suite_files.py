@@ -26,7 +26,8 @@ from .registry import Registry
 from .scoring import CASE_FIELDS, Case
 from .suite import ScorerSpec, Suite
 
-SUITE_KEYS = ("name", "description", "data", "cases", "fields", "scorers", "thresholds", "models", "prompts")
+SUITE_KEYS = ("name", "description", "data", "cases", "fields", "scorers", "thresholds", "models", "prompts",
+              "executor")
 MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "supports_schema",
               "supports_logprobs")
 
@@ -247,8 +248,12 @@ def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
         if not Path(directory).is_dir():
             raise InputError(f"prompt directory {directory} does not exist", path=sp, line=_line_of(doc),
                              field="prompts")
+    executor = doc.get("executor")
+    if executor is not None and (not isinstance(executor, str) or not executor.strip()):
+        raise InputError("expected an executor name (inline, process, or one a plugin registers)", path=sp,
+                         line=_line_of(doc), field="executor")
     suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp, models=models,
-                  prompt_dirs=prompt_dirs)
+                  prompt_dirs=prompt_dirs, executor=executor.strip() if executor else None)
     return suite, origins
 
 

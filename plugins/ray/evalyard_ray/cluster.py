@@ -33,13 +33,15 @@ class Connection:
 
 
 def connect() -> Connection:
+    address = os.environ.get(ADDRESS_ENV, "").strip()
+    if address and address != "auto" and "://" not in address:
+        probe(address)  # before importing Ray: a wrong address is refused at once
     import ray
 
     messages_to_stderr()
     if ray.is_initialized():
         return Connection("existing", owned=False)
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
-    address = os.environ.get(ADDRESS_ENV, "").strip()
     if not address:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         cpus = int(os.environ.get("EVALYARD_RAY_LOCAL_CPUS") or os.cpu_count() or 1)
@@ -51,8 +53,6 @@ def connect() -> Connection:
         except Exception as exc:
             raise InputError(f"could not start a local Ray instance: {first_line(exc)}") from None
         return Connection("local", owned=True)
-    if address != "auto" and "://" not in address:
-        probe(address)
     try:
         ray.init(address=address, **quiet)
     except Exception as exc:

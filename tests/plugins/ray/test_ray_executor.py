@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -212,19 +213,19 @@ def test_a_killed_driver_resumes_exactly_once(tmp_path, driver_env, isolated_hom
     assert len(pairs) == len(set(pairs)) == n and before <= set(pairs)
 
 
-def test_a_node_without_the_plugin_is_refused_before_the_run_is_stored(tmp_path, ray_cluster, driver_env,
+def test_a_node_without_the_plugin_is_refused_before_the_run_is_stored(tmp_path, ray_cluster, ray_app,
                                                                       isolated_home):
+    import evalyard
+
     bare = ray_cluster.add_node(site=None)
     try:
-        done = subprocess.run([str(Path(sys.executable).parent / "evalyard"), "run",
-                               str(cases_file(tmp_path / "cases.jsonl", 10)), "-s", "node_echo", "--executor", "ray"],
-                              env=driver_env, capture_output=True, text=True, timeout=120)
+        with pytest.raises(evalyard.InputError) as refused:
+            evalyard.evaluate(cases_file(tmp_path / "cases.jsonl", 10), ["node_echo"], app=ray_app, executor="ray")
     finally:
         ray_cluster.remove(bare)
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        f"Error: Ray node {bare.node_ip_address} ({bare.node_id[:8]}): evalyard-raytest is not installed, the driver "
-        "has 1.0 (scorer 'node_echo'): install the same versions on every node"]
+    assert str(refused.value) == (
+        f"Ray node {bare.node_ip_address} ({bare.node_id[:8]}): evalyard-raytest is not installed, the driver has "
+        "1.0 (scorer 'node_echo'): install the same versions on every node")
     assert runs(isolated_home / "evalyard.db") == []
 
 
@@ -237,19 +238,17 @@ def test_a_plugin_at_another_version_on_the_nodes_is_refused(tmp_path, ray_app, 
     assert runs(isolated_home / "evalyard.db") == []
 
 
-def test_an_unreachable_cluster_is_refused(tmp_path, ray_app, monkeypatch, isolated_home):
-    import socket
-
-    import evalyard
-
+def test_an_unreachable_cluster_is_refused_in_one_line(tmp_path, driver_env, isolated_home):
     with socket.socket() as free:  # a port nobody listens on
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
-    monkeypatch.setenv("EVALYARD_RAY_ADDRESS", f"127.0.0.1:{port}")
-    with pytest.raises(evalyard.InputError) as refused:
-        evalyard.evaluate(cases_file(tmp_path / "c.jsonl", 3), ["node_echo"], app=ray_app, executor="ray")
-    assert str(refused.value) == f"cannot reach the Ray cluster at 127.0.0.1:{port} (EVALYARD_RAY_ADDRESS): " \
-        "Connection refused"
+    driver_env["EVALYARD_RAY_ADDRESS"] = f"127.0.0.1:{port}"
+    done = subprocess.run([str(Path(sys.executable).parent / "evalyard"), "run",
+                           str(cases_file(tmp_path / "c.jsonl", 3)), "-s", "node_echo", "--executor", "ray"],
+                          env=driver_env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"Error: cannot reach the Ray cluster at 127.0.0.1:{port} (EVALYARD_RAY_ADDRESS): Connection refused"]
     assert runs(isolated_home / "evalyard.db") == []
 
 
@@ -273,3 +272,33 @@ def test_no_worker_for_the_time_limit_fails_the_run_resumably(tmp_path, ray_clus
     assert resumed.status == "completed"
     rows = results(db, failed.run_id)
     assert len(rows) == 20 and nodes_of(rows) == {gpu_node.node_id}
+
+
+@pytest.mark.postgres
+def test_postgresql_one_writer_a_couple_of_connections(tmp_path, ray_app, postgres_server):
+    """Workers never touch the database: the driver's connections are all there is, however many actors."""
+    import threading
+
+    import evalyard
+    import sqlalchemy
+
+    name = f"evalyard_ray_{os.getpid()}"
+    url = postgres_server.create_database(name)
+    watcher = sqlalchemy.create_engine(url, poolclass=sqlalchemy.pool.NullPool)
+    finished, most = [], [0]
+    driver = threading.Thread(target=lambda: finished.append(
+        evalyard.evaluate(cases_file(tmp_path / "cases.jsonl", 120), ["node_echo:delay=0.02"], app=ray_app,
+                          executor="ray", db=url)))
+    driver.start()
+    with watcher.connect() as con:
+        while driver.is_alive():
+            count = con.execute(sqlalchemy.text("select count(*) from pg_stat_activity where datname = :d "
+                                                "and pid <> pg_backend_pid()"), {"d": name}).scalar()
+            most[0] = max(most[0], count)
+            time.sleep(0.05)
+        run, = finished
+        pairs = con.execute(sqlalchemy.text("select count(*), count(distinct case_id) from results where run_id = :r"),
+                            {"r": run.run_id}).one()
+    watcher.dispose()
+    assert run.status == "completed" and tuple(pairs) == (120, 120)
+    assert 1 <= most[0] <= 2
