@@ -124,6 +124,8 @@ def check_nodes(reference: Reference, expected: dict[str, str | None], digest: s
         except ray.exceptions.GetTimeoutError:
             raise InputError(f"{name} did not answer the pre-run check in {CHECK_TIMEOUT:g} s") from None
         except Exception as exc:
+            if node["NodeID"] not in {n["NodeID"] for n in alive_nodes()}:
+                continue  # it died during the check: no actor will be placed there
             raise InputError(f"{name} cannot run evalyard's scorers ({missing_module(exc)}): install the "
                              f"driver's evalyard and evalyard-ray on every node") from None
         if tuple(found["python"].split(".")[:2]) != python:
