@@ -47,18 +47,19 @@ def plugin_site(root: Path, version: str) -> Path:
 
 
 class LocalCluster:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, models: Path) -> None:
         self.root = root
+        self.models = models
         self.site = plugin_site(root, "1.0")
         self.cluster = cluster_utils.Cluster(initialize_head=True, head_node_args=self.node_args(self.site) | {
             "include_dashboard": False, "_system_config": FAST_HEALTH_CHECKS})
         self.nodes = [self.cluster.head_node, self.add_node()]
         self.address = self.cluster.address
 
-    @staticmethod
-    def node_args(site: Path | None) -> dict:
+    def node_args(self, site: Path | None) -> dict:
+        # the nodes find the user's local models (read only), as the driver does
         return {"num_cpus": 1, "object_store_memory": 150 * MB,
-                "env_vars": {"PYTHONPATH": str(site) if site else ""}}
+                "env_vars": {"PYTHONPATH": str(site) if site else "", "EVALYARD_MODELS_DIR": str(self.models)}}
 
     def add_node(self, site: Path | None | str = "default", **extra):
         return self.cluster.add_node(**(self.node_args(self.site if site == "default" else site) | extra))
@@ -68,11 +69,11 @@ class LocalCluster:
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
+def ray_cluster(user_models):
     root = Path(tempfile.mkdtemp(prefix="eyray"))  # short: Ray's socket paths live under it
     saved = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "RAY_AUTH_MODE", "RAY_USAGE_STATS_ENABLED")}
     os.environ.update(RAY_TMPDIR=str(root), RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0")
-    cluster = LocalCluster(root)
+    cluster = LocalCluster(root, user_models)
     yield cluster
     if ray.is_initialized():
         ray.shutdown()
@@ -145,6 +146,20 @@ def wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None:
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize("command", [["--help"], ["scorers"], ["plugins"]])
+def test_the_plugin_loads_without_importing_ray(command, cli_env):
+    """Start-up stays cheap with the plugin installed: Ray is imported by a run that uses it, not before."""
+    cli_env.pop("EVALYARD_LOAD_PLUGINS", None)
+    code = ("import sys\nfrom evalyard.console import main\nsys.argv = ['evalyard', *sys.argv[1:]]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('RAY-IMPORTED' if 'ray' in sys.modules else 'RAY-NOT-IMPORTED', file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code, *command], env=cli_env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.stderr.strip().splitlines()[-1] == "RAY-NOT-IMPORTED"
+    if command == ["plugins"]:
+        assert "evalyard-ray" in done.stdout  # the plugin was loaded
 
 
 def test_values_equal_an_inline_run_with_actors_on_both_nodes(tmp_path, ray_cluster, ray_app, isolated_home):
@@ -294,6 +309,7 @@ def test_postgresql_one_writer_a_couple_of_connections(tmp_path, ray_app, postgr
         while driver.is_alive():
             count = con.execute(sqlalchemy.text("select count(*) from pg_stat_activity where datname = :d "
                                                 "and pid <> pg_backend_pid()"), {"d": name}).scalar()
+            con.rollback()  # pg_stat_activity is a snapshot per transaction: take a new one each time
             most[0] = max(most[0], count)
             time.sleep(0.05)
         run, = finished
