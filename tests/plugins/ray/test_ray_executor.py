@@ -280,6 +280,7 @@ def test_no_worker_for_the_time_limit_fails_the_run_resumably(tmp_path, ray_clus
     assert results(db) == []  # never stored as scorer errors
 
     gpu_node = ray_cluster.add_node(num_gpus=1)
+    monkeypatch.setenv("EVALYARD_RAY_WORKER_TIMEOUT", "120")  # the new node's actor may take a while to start
     try:
         resumed = evalyard.resume(failed.run_id, app=ray_app)
     finally:
