@@ -214,15 +214,24 @@ class ActorPool:
             return payload
 
     # -- the end -----------------------------------------------------------------
+    async def _cancel_tasks(self) -> None:
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     def close(self) -> None:
         """Called from the runner's thread after the run: stop the actors and the pool's tasks."""
         import ray
 
         self.closed = True
         self._active = False
-        if self._loop is not None and not self._loop.is_closed():
-            for task in list(self._tasks):
-                self._loop.call_soon_threadsafe(task.cancel)
+        if self._tasks and self._loop is not None and not self._loop.is_closed():
+            # cancelled and awaited on their own loop, so none is left pending when the loop goes
+            try:
+                asyncio.run_coroutine_threadsafe(self._cancel_tasks(), self._loop).result(timeout=CLOSE_WAIT)
+            except Exception:
+                pass
         # the scorer's own close first (a sandbox stops its children), bounded: a stuck actor is killed anyway
         if self.live:
             try:
