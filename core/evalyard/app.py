@@ -367,7 +367,7 @@ class Application:
         if loaded.prompt_dirs:  # the suite's own templates may declare scorers too
             registry = with_prompt_scorers(registry, runtime.prompts)
         specs = merge_scorer_choice(loaded.scorers, scorer_specs(scorers)) if scorers else loaded.scorers
-        prepared = prepare_scorers(specs, registry, executor)
+        prepared = prepare_scorers(specs, registry, executor or loaded.executor)
         prepared_generator = prepare_generator(generator, generator_config or {}, registry) if generator else None
         set_up(runtime, prepared, prepared_generator)
         run_settings["judge_model"] = runtime.chosen_judge_model  # a plugin's default, once judges asked for one

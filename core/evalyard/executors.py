@@ -160,19 +160,19 @@ def limit_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
-def class_reference(cls: type) -> tuple[str, str, str | None]:
+def class_reference(cls: type, executor: str = "process") -> tuple[str, str, str | None]:
     """(module, qualified name, plugin file or None): how a worker process finds a scorer class."""
     from .plugins import file_module_name
 
     module = sys.modules.get(cls.__module__)
     path = getattr(module, "__file__", None)
     if "<locals>" in cls.__qualname__ or module is None:
-        raise InputError(f"scorer {cls.name!r} uses executor 'process', but its class is defined inside a function "
+        raise InputError(f"scorer {cls.name!r} uses executor {executor!r}, but its class is defined inside a function "
                          "and cannot be loaded in a worker process: define it at module level")
     if path and cls.__module__ == file_module_name(path):
         return cls.__module__, cls.__qualname__, path
     if getattr(module, "__spec__", None) is None and cls.__module__ != "__main__":
-        raise InputError(f"scorer {cls.name!r} uses executor 'process', but its module {cls.__module__!r} cannot "
+        raise InputError(f"scorer {cls.name!r} uses executor {executor!r}, but its module {cls.__module__!r} cannot "
                          "be imported in a worker process: put it in an importable module or a plugin file")
     return cls.__module__, cls.__qualname__, None
 

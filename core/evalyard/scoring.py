@@ -215,6 +215,12 @@ class Scorer:
 
         return list(await asyncio.gather(*(one(c) for c in cases)))
 
+    def resources(self) -> dict[str, float]:
+        """What one worker running this scorer needs, for executors that place workers on
+        machines (a cluster): ``cpu`` (default 1), ``gpu``, ``memory_mb``. Override when the
+        config changes it (a sandbox running four children asks for four CPUs)."""
+        return {}
+
     def setup(self, runtime: Any) -> None:
         """Called once per run before anything is stored, with the run's ``evalyard.runtime.Runtime``
         (judge model, prompt library, model layer). Take what the scorer needs and raise

@@ -36,6 +36,8 @@ class Suite:
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the suite's own prompt-template directories (absolute), after the user's
     prompt_dirs: list[str] = field(default_factory=list)
+    #: where the suite's non-async scorers run unless the run says otherwise (``--executor``)
+    executor: str | None = None
 
     @property
     def version(self) -> str:

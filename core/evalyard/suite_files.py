@@ -29,7 +29,7 @@ from .scoring import CASE_FIELDS, Case
 from .suite import CALIBRATED, ScorerSpec, Suite
 
 SUITE_KEYS = ("name", "description", "data", "format", "cases", "fields", "scorers", "thresholds", "models",
-              "prompts")
+              "prompts", "executor")
 MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "batch", "batch_poll_s",
               "supports_schema", "supports_logprobs")
 
@@ -271,8 +271,12 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
         if not Path(directory).is_dir():
             raise InputError(f"prompt directory {directory} does not exist", path=sp, line=_line_of(doc),
                              field="prompts")
+    executor = doc.get("executor")
+    if executor is not None and (not isinstance(executor, str) or not executor.strip()):
+        raise InputError("expected an executor name (inline, process, or one a plugin registers)", path=sp,
+                         line=_line_of(doc), field="executor")
     suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp, models=models,
-                  prompt_dirs=prompt_dirs)
+                  prompt_dirs=prompt_dirs, executor=executor.strip() if executor else None)
     return suite, origins
 
 
