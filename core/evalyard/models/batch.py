@@ -29,15 +29,10 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import ModelCallError
 from .records import CallRecord, CallUsage, Completion
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import Engine
-
-    from .layer import ModelLayer
 
 log = logging.getLogger("evalyard.batch")
 
@@ -69,9 +64,11 @@ class BatchFailure(Exception):
 
 
 class BatchQueue:
-    """Gathers a run's uncached calls into provider batch jobs; see the module's description."""
+    """Gathers a run's uncached calls into provider batch jobs; see the module's description.
+    ``layer`` is the run's ModelLayer (its cache, usage and litellm), ``engine`` the run's database
+    (None: jobs are kept in memory)."""
 
-    def __init__(self, layer: "ModelLayer", engine: "Engine | None", run_id: str | None = None, *,
+    def __init__(self, layer: Any, engine: Any, run_id: str | None = None, *,
                  idle_s: float = 0.25, poll_s: float = 30.0) -> None:
         self.layer = layer
         self.engine = engine

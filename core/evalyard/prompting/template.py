@@ -158,7 +158,7 @@ class PromptTemplate:
         static = [system] if system else []
         if open_mark in body or (system and open_mark in system):
             static.append(MARKER_RULES)
-        closing = self.question
+        closing = self._render_text(self.question, context) if self.question else ""
         if not structured and answer.kind != "text":
             static.append(answer.instructions(reasoning))
             closing = f"{closing} {answer.reminder(reasoning)}".strip()
@@ -168,6 +168,13 @@ class PromptTemplate:
         messages = [{"role": "system", "content": "\n\n".join(static)}] if static else []
         messages.append({"role": "user", "content": "\n\n".join(parts)})
         return RenderedPrompt(messages, nonce, self.name, self.hash)
+
+    def _render_text(self, text: str, context: dict[str, Any]) -> str:
+        """A front-matter text with the template's variables (``question: "{{ question }}?"``)."""
+        try:
+            return _environment().from_string(text).render(context).strip()
+        except Exception as exc:
+            raise self._error(f"cannot render its question: {exc}") from None
 
     def _compiled(self) -> tuple[Any, Any]:
         """Body and system templates, compiled once per template object."""
