@@ -403,7 +403,7 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
                     guesses, basis = at_scorer
                 elif best is not None:
                     guesses = _predict(xs, best["threshold"], best["direction"])
-                    basis = f"value {'>=' if best['direction'] == '>=' else '<'} {best['threshold']:g}"
+                    basis = f"value {'>=' if best['direction'] == '>=' else '<'} {best['threshold']:.4g}"
                 else:
                     guesses = None
                 if guesses is not None:

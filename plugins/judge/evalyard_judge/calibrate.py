@@ -172,7 +172,7 @@ def _held(held: dict[str, Any] | None) -> str:
 
 
 def _rule(best: dict[str, Any]) -> str:
-    return f"value {'>=' if best['direction'] == '>=' else '<'} {best['threshold']:g}"
+    return f"value {'>=' if best['direction'] == '>=' else '<'} {best['threshold']:.4g}"
 
 
 def render_text(report: dict[str, Any], show: int) -> str:

@@ -200,3 +200,23 @@ def test_disagreements_show_the_judges_reasoning_not_the_prompts_boilerplate(app
     assert reasons == {"c0": "The response names the right city.", "c1": None, "c2": None}
     text = invoke(app, "calibrate", data, "--run", report["run_id"]).output
     assert "no reasoning" in text and "material to evaluate" not in text
+
+
+def test_calibrate_on_a_checklists_normalized_score(rules, tmp_path, monkeypatch):
+    from evalyard import Application
+
+    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,lexicon,checklist")
+    app = Application()
+    p_yes = {n: (0.30 + 0.01 * n if n % 2 == 0 else 0.05 + 0.01 * n) for n in range(10)}
+    rows = [{"id": f"c{n:02d}", "input": "Name the capital of France.", "candidate": f"answer {n:02d}",
+             "metadata": {"checklist": ["Does the answer name Paris?"],
+                          "human_label": "yes" if n % 2 == 0 else "no"}} for n in range(10)]
+    data = tmp_path / "checked.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    model = rules([{"contains": f"answer {n:02d}", "content": "No", "logprobs": [lp(p)]} for n, p in p_yes.items()])
+    result = invoke(app, "calibrate", data, "-s", "checklist:mode=item,use_logprobs=true", "--judge-model", model,
+                    "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["value"] == "calibration_value" and report["auc"] == 1.0
+    assert 0.14 < report["threshold"]["threshold"] < 0.30 and report["threshold"]["held_out"]["accuracy"] == 1.0
