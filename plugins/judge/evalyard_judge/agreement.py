@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 #: Spellings of a positive / negative verdict, so human "1"/"true"/"pass" meets a judge's "yes".
-POSITIVE = {"1", "1.0", "yes", "y", "true", "pass", "passed", "correct", "good", "supported", "positive"}
-NEGATIVE = {"0", "0.0", "no", "n", "false", "fail", "failed", "incorrect", "bad", "unsupported", "negative"}
+POSITIVE = {"1", "1.0", "yes", "y", "true", "pass", "passed", "correct", "good", "supported", "positive", "faithful",
+            "grounded"}
+NEGATIVE = {"0", "0.0", "no", "n", "false", "fail", "failed", "incorrect", "bad", "unsupported", "negative",
+            "unfaithful", "ungrounded"}
 REASON_LIMIT = 300
 
 

@@ -220,3 +220,20 @@ def test_calibrate_on_a_checklists_normalized_score(rules, tmp_path, monkeypatch
     report = json.loads(result.output)
     assert report["value"] == "calibration_value" and report["auc"] == 1.0
     assert 0.14 < report["threshold"]["threshold"] < 0.30 and report["threshold"]["held_out"]["accuracy"] == 1.0
+
+
+def test_the_labelled_example_sets_are_balanced_binary_and_calibrate(app):
+    from evalyard_judge.agreement import polar
+
+    from testutil import ROOT
+
+    folder = ROOT / "examples" / "labelled"
+    for name in ("correctness.jsonl", "faithfulness.jsonl", "claims.jsonl"):
+        suite, _ = app.load_suite(str(folder / name))
+        sides = [polar(c.metadata["human_label"]) for c in suite.cases]
+        assert len(suite.cases) == 24 and sides.count("yes") == sides.count("no") == 12, name
+    report = json.loads(invoke(app, "calibrate", folder / "correctness.jsonl", "-s", "contains", "--json").output)
+    assert report["compared"] == 24 and set(report["baselines"]) == {
+        "majority class", "response length", "word overlap with context/reference"}
+    base, new = (app.load_suite(str(folder / f"ab_{side}.jsonl"))[0] for side in ("base", "new"))
+    assert [c.id for c in base.cases] == [c.id for c in new.cases] and len(base.cases) == 12
