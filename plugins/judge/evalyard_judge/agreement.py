@@ -363,7 +363,8 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
         return report
     report["balance"] = dict(sorted(Counter(as_text(p.human) for p in pairs).items()))
     kind = report["human_kind"]
-    numeric = [p for p in pairs if p.value is not None and as_number(p.human) is not None]
+    # correlate with the labels as numbers only when every label is one (else: positive = 1 below)
+    numeric = [p for p in pairs if p.value is not None] if all(as_number(p.human) is not None for p in pairs) else []
     if numeric:
         xs = [p.value for p in numeric]
         ys = [as_number(p.human) for p in numeric]
