@@ -127,6 +127,12 @@ def test_a_judge_that_response_length_beats_is_reported_as_such(app, rules, tmp_
     assert "word overlap with context/reference" in text
     quiet = json.loads(invoke(app, "calibrate", data, "--run", report["run_id"], "--no-baselines", "--json").output)
     assert quiet["baselines"] is None and quiet["baseline_verdicts"] == []
+    # labels that are no yes/no verdicts, and no --positive: nothing to compare, nothing to keep
+    unlabelled = tmp_path / "odd.jsonl"
+    unlabelled.write_text("".join(json.dumps({**r, "metadata": {"human_label": "sunny" if n % 2 else "rainy"}}) + "\n"
+                                  for n, r in enumerate(rows)))
+    refused = invoke(app, "calibrate", unlabelled, "--run", report["run_id"], "--save")
+    assert refused.exit_code == 2 and "nothing to save" in refused.output
 
 
 def test_calibrate_on_the_trust_score_entailment_judges_p_yes(rules, tmp_path, monkeypatch):
