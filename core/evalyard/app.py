@@ -415,9 +415,8 @@ class Application:
                 on_progress: Callable[[int], None] | None = None,
                 on_start: Callable[[str, int], None] | None = None) -> RunResult:
         """Create the planned run in the database and run its stages."""
-        from .runner import Runner
-
         from .calibration import apply_calibrations
+        from .runner import Runner
 
         store = self.open_store(db)
         apply_calibrations(store, plan.scorers, every_judge=bool(plan.settings.get("calibrated")))

@@ -102,7 +102,7 @@ def agreement(store: Any, spec: dict[str, Any]) -> dict[str, Any] | None:
     held = summary.get("held_out") or {}
     if applied and held:
         accuracy, kappa, basis = held.get("accuracy"), held.get("kappa"), \
-            f"calibrated threshold {applied['threshold']:g}, {held.get('method')}"
+            f"calibrated threshold {applied['threshold']:.4g}, {held.get('method')}"
     else:
         accuracy, kappa, basis = summary.get("accuracy"), summary.get("kappa"), summary.get("basis")
     out = {"status": "calibrated", "calibration_id": row.id, "n": summary.get("n"), "accuracy": accuracy,
@@ -122,7 +122,7 @@ def agreement_line(view: dict[str, Any]) -> str:
             f"{view.get('n')} labelled cases ({view.get('basis')})")
     held = view.get("held_out") or {}
     if not view.get("threshold_applied") and view.get("fitted_threshold") is not None and held:
-        text += (f"; its calibrated threshold {view['fitted_threshold']:g} gets accuracy {_num(held.get('accuracy'))} "
+        text += (f"; its calibrated threshold {view['fitted_threshold']:.4g} gets accuracy {_num(held.get('accuracy'))} "
                  f"held out (threshold: calibrated, or run --calibrated)")
     return text
 

@@ -60,6 +60,9 @@ def pairwise_run(app: Any, base_ref: str, new_ref: str, *, judge: str = "pairwis
     base, new = store.get_run(base_ref), store.get_run(new_ref)
     suite = pairwise_suite(store, base, new)
     plan = app.plan(suite, [judge], name=suite.name, judge_model=judge_model, concurrency=concurrency)
+    if not {"candidate", "reference"} <= set(type(plan.scorers[0].scorer).labels):
+        raise InputError(f"--judge {judge}: not a pairwise judge (one that names the better of candidate and "
+                         f"reference in both orders, such as pairwise or summary_quality)")
     fingerprint = plan.scorers[0].describe()["fingerprint"]
     for row, stored_suite in store.list_runs(limit=None, suite=suite.name):
         if stored_suite.version == suite.version and [s.get("fingerprint") for s in row.scorers] == [fingerprint]:

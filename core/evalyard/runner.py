@@ -75,8 +75,7 @@ class PreparedScorer:
     def describe(self) -> dict[str, Any]:
         cls = type(self.scorer)
         identity = {"scorer": self.entry.qualified, **_jsonable(self.scorer.fingerprint_data())}
-        calibration = {"calibration": self.calibration} if self.calibration else {}
-        return {**calibration,
+        description = {
             "name": self.name,
             "qualified": self.entry.qualified,
             "plugin": self.entry.plugin,
@@ -89,6 +88,9 @@ class PreparedScorer:
             "fingerprint": fingerprint(identity),
             "fingerprint_data": identity,
         }
+        if self.calibration:
+            description["calibration"] = self.calibration
+        return description
 
 
 @dataclass

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 #: Spellings of a positive / negative verdict, so human "1"/"true"/"pass" meets a judge's "yes".
-POSITIVE = {"1", "1.0", "yes", "y", "true", "pass", "passed", "correct", "good", "supported", "positive"}
-NEGATIVE = {"0", "0.0", "no", "n", "false", "fail", "failed", "incorrect", "bad", "unsupported", "negative"}
+POSITIVE = {"1", "1.0", "yes", "y", "true", "pass", "passed", "correct", "good", "supported", "positive", "faithful",
+            "grounded"}
+NEGATIVE = {"0", "0.0", "no", "n", "false", "fail", "failed", "incorrect", "bad", "unsupported", "negative",
+            "unfaithful", "ungrounded"}
 REASON_LIMIT = 300
 
 
@@ -361,7 +363,8 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
         return report
     report["balance"] = dict(sorted(Counter(as_text(p.human) for p in pairs).items()))
     kind = report["human_kind"]
-    numeric = [p for p in pairs if p.value is not None and as_number(p.human) is not None]
+    # correlate with the labels as numbers only when every label is one (else: positive = 1 below)
+    numeric = [p for p in pairs if p.value is not None] if all(as_number(p.human) is not None for p in pairs) else []
     if numeric:
         xs = [p.value for p in numeric]
         ys = [as_number(p.human) for p in numeric]
@@ -403,7 +406,7 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
                     guesses, basis = at_scorer
                 elif best is not None:
                     guesses = _predict(xs, best["threshold"], best["direction"])
-                    basis = f"value {'>=' if best['direction'] == '>=' else '<'} {best['threshold']:g}"
+                    basis = f"value {'>=' if best['direction'] == '>=' else '<'} {best['threshold']:.4g}"
                 else:
                     guesses = None
                 if guesses is not None:

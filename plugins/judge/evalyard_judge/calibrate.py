@@ -151,6 +151,10 @@ def save_calibration(app: Any, report: dict[str, Any], db: str | None) -> int:
     if not report.get("fingerprint"):
         raise InputError(f"run {report['run_id']} stored no fingerprint for {report['scorer']} (a run made before "
                          f"fingerprints): calibrate with --scorer to score the cases again")
+    if report["labels"] is None and report["threshold"] is None:
+        raise InputError(f"nothing to save: the human labels in {report['label_field']} and the verdicts of "
+                         f"{report['scorer']} could not be compared (name the positive label with --positive)",
+                         path=report["data"])
     store = app.open_store(db)
     return store.save_calibration(fingerprint=report["fingerprint"], scorer=report.get("qualified") or report["scorer"],
                                   data_path=report["data"], data_hash=report["data_hash"], run_id=report["run_id"],
@@ -172,7 +176,7 @@ def _held(held: dict[str, Any] | None) -> str:
 
 
 def _rule(best: dict[str, Any]) -> str:
-    return f"value {'>=' if best['direction'] == '>=' else '<'} {best['threshold']:g}"
+    return f"value {'>=' if best['direction'] == '>=' else '<'} {best['threshold']:.4g}"
 
 
 def render_text(report: dict[str, Any], show: int) -> str:

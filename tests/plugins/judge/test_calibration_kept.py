@@ -127,6 +127,12 @@ def test_a_judge_that_response_length_beats_is_reported_as_such(app, rules, tmp_
     assert "word overlap with context/reference" in text
     quiet = json.loads(invoke(app, "calibrate", data, "--run", report["run_id"], "--no-baselines", "--json").output)
     assert quiet["baselines"] is None and quiet["baseline_verdicts"] == []
+    # labels that are no yes/no verdicts, and no --positive: nothing to compare, nothing to keep
+    unlabelled = tmp_path / "odd.jsonl"
+    unlabelled.write_text("".join(json.dumps({**r, "metadata": {"human_label": "sunny" if n % 2 else "rainy"}}) + "\n"
+                                  for n, r in enumerate(rows)))
+    refused = invoke(app, "calibrate", unlabelled, "--run", report["run_id"], "--save")
+    assert refused.exit_code == 2 and "nothing to save" in refused.output
 
 
 def test_calibrate_on_the_trust_score_entailment_judges_p_yes(rules, tmp_path, monkeypatch):
@@ -200,3 +206,40 @@ def test_disagreements_show_the_judges_reasoning_not_the_prompts_boilerplate(app
     assert reasons == {"c0": "The response names the right city.", "c1": None, "c2": None}
     text = invoke(app, "calibrate", data, "--run", report["run_id"]).output
     assert "no reasoning" in text and "material to evaluate" not in text
+
+
+def test_calibrate_on_a_checklists_normalized_score(rules, tmp_path, monkeypatch):
+    from evalyard import Application
+
+    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,lexicon,checklist")
+    app = Application()
+    p_yes = {n: (0.30 + 0.01 * n if n % 2 == 0 else 0.05 + 0.01 * n) for n in range(10)}
+    rows = [{"id": f"c{n:02d}", "input": "Name the capital of France.", "candidate": f"answer {n:02d}",
+             "metadata": {"checklist": ["Does the answer name Paris?"],
+                          "human_label": "yes" if n % 2 == 0 else "no"}} for n in range(10)]
+    data = tmp_path / "checked.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    model = rules([{"contains": f"answer {n:02d}", "content": "No", "logprobs": [lp(p)]} for n, p in p_yes.items()])
+    result = invoke(app, "calibrate", data, "-s", "checklist:mode=item,use_logprobs=true", "--judge-model", model,
+                    "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["value"] == "calibration_value" and report["auc"] == 1.0
+    assert 0.14 < report["threshold"]["threshold"] < 0.30 and report["threshold"]["held_out"]["accuracy"] == 1.0
+
+
+def test_the_labelled_example_sets_are_balanced_binary_and_calibrate(app):
+    from evalyard_judge.agreement import polar
+
+    from testutil import ROOT
+
+    folder = ROOT / "examples" / "labelled"
+    for name in ("correctness.jsonl", "faithfulness.jsonl", "claims.jsonl"):
+        suite, _ = app.load_suite(str(folder / name))
+        sides = [polar(c.metadata["human_label"]) for c in suite.cases]
+        assert len(suite.cases) == 24 and sides.count("yes") == sides.count("no") == 12, name
+    report = json.loads(invoke(app, "calibrate", folder / "correctness.jsonl", "-s", "contains", "--json").output)
+    assert report["compared"] == 24 and set(report["baselines"]) == {
+        "majority class", "response length", "word overlap with context/reference"}
+    base, new = (app.load_suite(str(folder / f"ab_{side}.jsonl"))[0] for side in ("base", "new"))
+    assert [c.id for c in base.cases] == [c.id for c in new.cases] and len(base.cases) == 12

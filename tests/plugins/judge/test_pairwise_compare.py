@@ -68,6 +68,8 @@ def test_a_judge_that_prefers_length_wins_raw_but_not_length_controlled(app, rul
     text = invoke(app, "compare", base, new, "--judge", "pairwise", "--judge-model", model).output
     assert "win rate of NEW over BASE: 80.0%" in text and "length-controlled win rate: " in text
     assert "WARNING: length alone explains every decisive verdict" in text
+    refused = invoke(app, "compare", base, new, "--judge", "exact_match")
+    assert refused.exit_code == 2 and "not a pairwise judge" in refused.output
 
     page = tmp_path / "ab.html"
     assert invoke(app, "report", new, "--compare", base, "-o", page).exit_code == 0
