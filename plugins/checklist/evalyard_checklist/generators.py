@@ -14,9 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from evalyard import Case, ConfigError, Generator, InputError, JudgeError
-from evalyard.models import Usage
-from evalyard.prompting import ask
+from evalyard import Case, ConfigError, Generator, InputError, JudgeError, Usage, ask
 
 from .data import Checklist, ChecklistItem
 from .parsing import ReplyError, extract_json
@@ -175,7 +173,7 @@ class ChecklistGenerator(Generator):
 
     async def make_checklist(self, case: Case) -> MadeChecklist:
         """One checklist for one case (instance-level pipelines); failures are returned, not raised."""
-        from evalyard.models import CostLimitReached
+        from evalyard import CostLimitReached
 
         spent: list[Usage] = []
         raw = None
@@ -341,7 +339,7 @@ class Feedback(CorpusGenerator):
         beam: int = field(default=5, metadata={"help": "selector: beam width"})
 
     async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
-        from evalyard.models import CostLimitReached
+        from evalyard import CostLimitReached
 
         from .refiners import deduplicate, select, tag_general
 
@@ -431,7 +429,7 @@ class CheckEval(CorpusGenerator):
         self.dimensions()
 
     async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
-        from evalyard.models import CostLimitReached
+        from evalyard import CostLimitReached
 
         from .refiners import deduplicate, keep_passing
 
@@ -480,7 +478,7 @@ class InteractEval(CorpusGenerator):
         rubric: str = field(default="", metadata={"help": "the dimension's rubric"})
 
     async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
-        from evalyard.models import CostLimitReached
+        from evalyard import CostLimitReached
 
         dimension = self.config.dimension or next(
             (c.metadata["dimension"] for c in cases if isinstance(c.metadata.get("dimension"), str)), "")

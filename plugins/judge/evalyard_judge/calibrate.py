@@ -91,7 +91,7 @@ def _fmt(value: Any) -> str:
 
 
 def render_text(report: dict[str, Any], show: int) -> str:
-    from evalyard.cli.options import table
+    from evalyard import table
 
     skipped = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report["skipped"].items() if v)
     lines = [f"{report['scorer']} vs {report['label_field']} (run {report['run_id']}): {report['cases']} cases, "
@@ -155,7 +155,7 @@ def calibrate_command(data, run_ref, scorer, label_field, positive, judge_model,
     evalyard calibrate examples/calibrate.jsonl --scorer contains
     evalyard calibrate labelled.jsonl --run RUN_ID --scorer qa_correctness --json
     """
-    from evalyard.cli.options import current_app, echo_json
+    from evalyard import current_app, echo_json
 
     try:
         app = current_app()
@@ -163,7 +163,7 @@ def calibrate_command(data, run_ref, scorer, label_field, positive, judge_model,
         report = calibration(app, data, run_ref=run_ref, scorer=scorer, label_field=label_field, positive=positive,
                              judge_model=judge_model, db=db_url, concurrency=concurrency)
     except click.UsageError as exc:  # one line and exit 2, like the core's bad-usage errors
-        from evalyard.cli.options import CLIError
+        from evalyard import CLIError
 
         raise CLIError(exc.message) from None
     if as_json:

@@ -35,7 +35,7 @@ GGUF_MAGIC = b"GGUF"
 
 
 def _litellm() -> Any:
-    from evalyard.models.providers import load_litellm
+    from evalyard import load_litellm
 
     return load_litellm()
 

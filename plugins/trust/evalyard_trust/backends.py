@@ -99,7 +99,7 @@ class JudgeEntailment:
                 "note": self.approximation}
 
     async def entails(self, premise: str, hypothesis: str) -> Entailment:
-        from evalyard.prompting import ask
+        from evalyard import ask
 
         pseudo_case = {"id": "entailment", "candidate": hypothesis, "context": [premise]}
         judgement = await ask(self.runtime.models, self.model, self.template, pseudo_case, reasoning=False,

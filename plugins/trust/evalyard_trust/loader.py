@@ -112,36 +112,36 @@ def _record_lines(text: str, count: int) -> list[int]:
 
 
 def load_json(path: str | Path, field_map: dict[str, str] | None = None):
-    from evalyard.builtins import loaders as core
+    from evalyard import check_unique_ids, load_json_cases, parse_case_json, read_case_file
 
     path = str(path)
-    text = core.read_text(path)
-    data = core.parse_json(text, path, None)
+    text = read_case_file(path)
+    data = parse_case_json(text, path, None)
     if not (isinstance(data, dict) and isinstance(data.get("data"), list) and "cases" not in data):
-        return core.load_json(path, field_map)
+        return load_json_cases(path, field_map)
     records = data["data"]
     lines = _record_lines(text, len(records))
     cases = [case_from_record(r, path=path, line=line, index=i, field_map=field_map or {})
              for i, (r, line) in enumerate(zip(records, lines))]
     origins = [f"{path}:{line}" for line in lines]
-    core.check_unique_ids(cases, origins)
+    check_unique_ids(cases, origins)
     return cases, origins
 
 
 def load_jsonl(path: str | Path, field_map: dict[str, str] | None = None):
-    from evalyard.builtins import loaders as core
+    from evalyard import check_unique_ids, load_jsonl_cases, parse_case_json, read_case_file
 
     path = str(path)
-    text = core.read_text(path)
+    text = read_case_file(path)
     first = next((n for n, line in enumerate(text.split("\n"), start=1) if line.strip()), None)
-    if first is None or not is_trust_record(core.parse_json(text.split("\n")[first - 1], path, first)):
-        return core.load_jsonl(path, field_map)
+    if first is None or not is_trust_record(parse_case_json(text.split("\n")[first - 1], path, first)):
+        return load_jsonl_cases(path, field_map)
     cases, origins = [], []
     for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        record = core.parse_json(line, path, n)
+        record = parse_case_json(line, path, n)
         cases.append(case_from_record(record, path=path, line=n, index=len(cases), field_map=field_map or {}))
         origins.append(f"{path}:{n}")
-    core.check_unique_ids(cases, origins)
+    check_unique_ids(cases, origins)
     return cases, origins

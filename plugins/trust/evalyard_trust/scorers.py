@@ -154,7 +154,7 @@ class TrustScorer(Scorer):
 
 
 def private_runtime(model: str | None) -> Any:
-    from evalyard.runtime import Runtime
+    from evalyard import Runtime
 
     from .plugin import TEMPLATES
 
