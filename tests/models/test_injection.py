@@ -61,11 +61,12 @@ def test_judged_text_stays_inside_markers_it_cannot_close(template, payload):
     blocks = re.findall(re.escape(opening) + r"\n(.*?)\n" + re.escape(closing), content, re.DOTALL)
     assert any(payload in block for block in blocks)
     # Every opening marker is closed exactly once, and the fake closing marker is not the real one.
-    assert content.count(opening) == content.count(closing) == len(blocks) + 1  # +1: the notice names them
+    assert content.count(opening) == content.count(closing) == len(blocks)
     assert "</data-0123456789abcdef>" != closing
-    # The notice and the answer instructions come after all judged text.
-    notice = content.index("The material to evaluate")
-    assert content[:notice].count(closing) == len(blocks)
+    # The notice comes before all judged text, the answer instructions after it.
+    assert content.index("The material to evaluate") < content.index(opening)
+    if template != "claim_support":  # a JSON answer's format goes with its schema
+        assert "ANSWER" in content.rsplit(closing, 1)[1]
 
 
 def test_markers_differ_per_case_and_cannot_be_predicted_from_the_text():

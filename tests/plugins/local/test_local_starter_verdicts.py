@@ -29,6 +29,8 @@ def run_starter(app, tmp_path, model, scorer, *extra):
     return data, rows
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(1200)  # 20 local calls: seconds on an idle machine, minutes on a busy one
 def test_smollm_with_logprobs_gives_every_quickstart_case_a_p_yes_from_one_token(app, tmp_path, smol_path):
     data, rows = run_starter(app, tmp_path, SMOL, "answers_ok:logprobs=true")
     assert data["scorers"]["answers_ok"]["errors"] == 0 and len(rows) == 20
@@ -39,6 +41,7 @@ def test_smollm_with_logprobs_gives_every_quickstart_case_a_p_yes_from_one_token
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3000)
 def test_qwen_with_reasoning_gives_every_case_a_readable_verdict(app, tmp_path, qwen_models):
     data, rows = run_starter(app, tmp_path, QWEN, "answers_ok")
     assert data["scorers"]["answers_ok"]["errors"] == 0 and len(rows) == 20
