@@ -41,7 +41,9 @@ class PromptScorer(Scorer):
         samples: int = field(default=1, metadata={"help": "judge each case n times"})
         vote: Literal["auto", "majority", "mean"] = field(
             default="auto", metadata={"help": "combine samples: majority label or mean value"})
-        reasoning: bool = field(default=True, metadata={"help": "ask for reasoning before the answer"})
+        reasoning: bool | None = field(default=None, metadata={
+            "help": "ask for reasoning before the answer (default: yes, but not on a small local model, "
+                    "whose one-word answers are the readable ones)"})
         logprobs: bool = field(default=False, metadata={"help": "value from P(yes) (binary answers)"})
         structured: bool = field(default=False, metadata={"help": "ask for a JSON answer (schema)"})
         max_tokens: int | None = None
@@ -136,6 +138,13 @@ class PromptScorer(Scorer):
             self._own_layer.close()
             self._own_layer = None
 
+    def reasoning(self) -> bool:
+        """Whether the judge reasons before answering: the scorer's ``reasoning``, else the model's
+        habit (a small local model answers in one word, reliably; its reasoning often ends nowhere)."""
+        if self.config.reasoning is not None:
+            return self.config.reasoning
+        return self.layer().reasons_by_default(self.judge_model())
+
     # -- scoring -------------------------------------------------------------------
     async def ascore(self, case: Any) -> Score:
         judgement = await self.judge(case)
@@ -147,7 +156,7 @@ class PromptScorer(Scorer):
         template = overrides.pop("template", None) or self.prompt_template()
         config = self.config
         options: dict[str, Any] = {
-            "answer": self.answer_shape(), "variables": config.variables, "reasoning": config.reasoning,
+            "answer": self.answer_shape(), "variables": config.variables, "reasoning": self.reasoning(),
             "structured": config.structured, "logprobs": config.logprobs, "samples": config.samples,
             "vote": config.vote, "params": {"temperature": config.temperature, "max_tokens": config.max_tokens}}
         options.update(overrides)

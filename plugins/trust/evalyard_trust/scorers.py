@@ -156,9 +156,10 @@ class TrustScorer(Scorer):
 def private_runtime(model: str | None) -> Any:
     from evalyard import Runtime
 
-    from .plugin import TEMPLATES
+    from pathlib import Path
 
-    templates = [(p.stem, p, "trust") for p in sorted(TEMPLATES.glob("*.jinja"))]
+    # The plugin's templates, read from its folder (not imported from plugin.py, which imports this module)
+    templates = [(p.stem, p, "trust") for p in sorted((Path(__file__).parent / "prompts").glob("*.jinja"))]
     return Runtime(judge_model=model or Settings.from_env().judge_model, plugin_templates=templates)
 
 

@@ -1,6 +1,7 @@
 """The README's custom scorer (``evalyard prompts new NAME --answer binary``) judged by the local
 models on the quickstart cases, through a full run: every case gets a value, the calls' usage is
-recorded, and a P(yes) judge generates one token per case."""
+recorded, a P(yes) judge generates one token per case, and a judge on a local model answers in a
+word by default (reasoning only when asked for)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,9 @@ def test_smollm_with_logprobs_gives_every_quickstart_case_a_p_yes_from_one_token
 
 @pytest.mark.slow
 @pytest.mark.timeout(3000)
-def test_qwen_with_reasoning_gives_every_case_a_readable_verdict(app, tmp_path, qwen_models):
+def test_qwen_by_default_gives_every_case_a_readable_verdict(app, tmp_path, qwen_models):
+    # No options: on a local model the judge answers in one word (no reasoning unless asked for)
     data, rows = run_starter(app, tmp_path, QWEN, "answers_ok")
     assert data["scorers"]["answers_ok"]["errors"] == 0 and len(rows) == 20
     assert all(row["label"] in ("yes", "no") and row["value"] in (0.0, 1.0) for row in rows)
+    assert data["usage"]["completion_tokens"] <= 20 * 8
