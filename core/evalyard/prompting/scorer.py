@@ -17,6 +17,10 @@ from .answers import AnswerShape
 from .ask import Judgement, ask
 from .template import TEMPLATE_FIELDS, PromptTemplate, parse_template
 
+#: (scorer, model) pairs already warned about in this process: the warning is said once.
+_WARNED: set[tuple[str, str]] = set()
+
+
 def missing_model_message(scorer: str) -> str:
     return (f"scorer {scorer} needs a judge model: pass --judge-model MODEL, set EVALYARD_JUDGE_MODEL, "
             f"or give the scorer a `model` option in the suite")
@@ -112,9 +116,26 @@ class PromptScorer(Scorer):
         if self.config.logprobs and shape.kind != "binary":
             raise ConfigError(f"scorer {self.name}: logprobs works with binary answers only "
                               f"(this template answers {shape.kind})")
+        self._warn_if_small_model(shape)
         if not shape.gives_value and type(self).ascore is PromptScorer.ascore:  # its value is the judgement's
             raise ConfigError(f"scorer {self.name}: a json answer gives a scorer's value through `value:`, "
                               "naming a number or true/false property of its schema")
+
+    def _warn_if_small_model(self, shape: AnswerShape) -> None:
+        """Say once when a judge asks a small local model for what it does poorly: reasoning before
+        its answer, or a choice among labels (pairwise judges included)."""
+        model = self.judge_model()
+        if self.layer().reasons_by_default(model):
+            return
+        asked = "reasoning" if self.config.reasoning else "a choice among labels" if shape.kind == "choice" else None
+        if asked is None or (self.name, model) in _WARNED:
+            return
+        _WARNED.add((self.name, model))
+        import logging
+
+        logging.getLogger("evalyard").warning(
+            "evalyard: scorer %s asks the small model %s for %s, which it does unreliably; yes/no judges "
+            "(with logprobs=true) suit it, a hosted model suits this one", self.name, model, asked)
 
     def fingerprint_data(self) -> dict[str, Any]:
         """What decides this scorer's values: version and options, the judge model and the template's hash."""

@@ -104,3 +104,21 @@ def test_judges_on_a_local_model_answer_without_reasoning_unless_asked():
     elsewhere = register_prompt_scorer("elsewhere", template="correctness")(model="openai/gpt-4o-mini")
     elsewhere.models = layer
     assert (quiet.reasoning(), asked.reasoning(), elsewhere.reasoning()) == (False, True, True)
+
+
+def test_one_warning_for_a_reasoning_or_choice_judge_on_a_small_local_model(caplog):
+    from local_helpers import layer_for
+
+    from evalyard.prompting import register_prompt_scorer
+
+    layer = layer_for(SMOL)
+    made = [register_prompt_scorer(name, template=template)(model=SMOL, **options)
+            for name, template, options in (("plain", "correctness", {}), ("reasons", "correctness", {"reasoning": True}),
+                                            ("picks", "helpfulness", {}))]
+    with caplog.at_level("WARNING", logger="evalyard"):
+        for scorer in made + made:  # set up twice: still one warning each
+            scorer.models = layer
+            scorer.check_ready()
+    warned = [r.getMessage() for r in caplog.records if "small model" in r.getMessage()]
+    assert len(warned) == 2
+    assert "reasons" in warned[0] and "reasoning" in warned[0] and "picks" in warned[1] and "choice" in warned[1]
