@@ -35,7 +35,7 @@ demo: install local-models
 	$(BIN)/evalyard runs list --limit 5
 
 test: install browser local-models
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -rs
 
 # The report tests drive Debian's headless chromium: installed here when missing and root;
 # otherwise they skip, saying why.

@@ -34,11 +34,8 @@ for extra in (ROOT / "core", ROOT / "plugins" / "lexicon"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-# Compat rows and the Arthur-logic baseline for specificity need NLTK's data; use the
-# shared copy beside the repository unless NLTK_DATA says otherwise.
-SHARED_NLTK_DATA = ROOT.parent / "shared" / "nltk_data"
-if "NLTK_DATA" not in os.environ and SHARED_NLTK_DATA.is_dir():
-    os.environ["NLTK_DATA"] = str(SHARED_NLTK_DATA)
+# Compat rows and the Arthur-logic baseline for specificity need NLTK's data: point NLTK_DATA
+# at a folder holding punkt_tab, averaged_perceptron_tagger_eng and cmudict.
 
 from evalyard import Case  # noqa: E402
 from evalyard_lexicon import ExactMatch, Readability, Specificity, WordCountMatch  # noqa: E402
@@ -275,8 +272,7 @@ def write_results(rows: list[tuple[str, str, float, float | None]], command: str
         "`nltk.pos_tag(nltk.word_tokenize(...))`) on the same cases in the same process, so the comparison does "
         "not depend on machine load; its loops build no result objects (so exact_match, one string "
         "comparison, has no such row). "
-        "arthur_compat rows used the NLTK data in `../shared/nltk_data` (the script points `NLTK_DATA` there "
-        "when it is unset); default modes never load NLTK.",
+        "arthur_compat rows used the NLTK data named by `NLTK_DATA`; default modes never load NLTK.",
         "",
     ]
     section = "\n".join(lines)

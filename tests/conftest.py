@@ -17,10 +17,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path, monkeypatch):
-    """Point EVALYARD_HOME at a temp dir so no test touches the user's database, and load no
+    """Point EVALYARD_HOME at a temp dir so no test touches the user's database, give it an
+    empty models directory (``qwen_models`` lends the user's installed ones), and load no
     installed entry-point plugins unless a test asks for them (``installed_plugins``)."""
     home = tmp_path / "evalyard-home"
     monkeypatch.setenv("EVALYARD_HOME", str(home))
+    monkeypatch.setenv("EVALYARD_MODELS_DIR", str(tmp_path / "evalyard-models"))
     monkeypatch.delenv("EVALYARD_DB", raising=False)
     for variable in ("EVALYARD_BLOCK_PLUGINS", "EVALYARD_EXTRA_PLUGINS", "EVALYARD_TRACE_PLUGINS"):
         monkeypatch.delenv(variable, raising=False)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
 TESTS = Path(__file__).resolve().parent
+#: Figures computed by the original packages (see tests/data/reference/README.md).
+REFERENCE_DATA = TESTS / "data" / "reference"
 
 
 def write(path: Path, text: str) -> Path:

@@ -27,13 +27,13 @@ def evaluate(suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None
     the suite's own) and keep the run in ``db`` (default: the data directory's SQLite file).
 
     Options: ``concurrency``, ``max_errors``, ``executor``, ``generator``, ``generator_config``,
-    ``on_progress``. Returns a ``RunResult`` (``run_id``, ``summary``, ``results``).
+    ``format`` (a data format by name), ``field_map`` (``{"reference": "gold"}``), ``on_progress``. Returns a ``RunResult`` (``run_id``, ``summary``, ``results``).
     """
     return _app(app).evaluate(suite, scorers, db=db, name=name, **options)
 
 
 def resume(run_id: str, *, db: str | None = None, app: "Application | None" = None, **options: Any) -> "RunResult":
-    """Finish an interrupted run, scoring only what is missing."""
+    """Finish an interrupted run, scoring only what is missing (``executor=`` moves it to another)."""
     return _app(app).resume(run_id, db=db, **options)
 
 

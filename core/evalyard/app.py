@@ -122,6 +122,17 @@ def with_prompt_scorers(registry: Registry, library) -> Registry:
     return extended
 
 
+#: Calls a batched run keeps in flight: a batch job should hold a whole round of the run's
+#: calls, not the handful an online run sends at once.
+BATCH_CONCURRENCY = 10_000
+
+
+def batch_concurrency(run_settings: dict[str, Any], concurrency: int) -> int:
+    models = run_settings.get("models") or {}
+    batched = run_settings.get("batch") or any((s or {}).get("batch") for s in models.values())
+    return max(concurrency, BATCH_CONCURRENCY) if batched else concurrency
+
+
 def set_up(runtime, prepared: list, generator) -> None:
     """Hand every scorer and the generator the run's runtime; a configuration that cannot
     work is bad input, reported before anything is stored."""
@@ -306,14 +317,16 @@ class Application:
         return Store(self.settings.database_url(db))
 
     # -- suites ---------------------------------------------------------------
-    def load_suite(self, source: Any, name: str | None = None) -> tuple[Suite, list[str]]:
-        """A suite and the origin of each case from a path, a ``Suite``, or a list of cases/dicts."""
+    def load_suite(self, source: Any, name: str | None = None, *, format: str | None = None,
+                   field_map: dict[str, str] | None = None) -> tuple[Suite, list[str]]:
+        """A suite and the origin of each case from a path, a ``Suite``, or a list of cases/dicts.
+        ``format`` names a data format and ``field_map`` maps its columns (a data file's path only)."""
         if isinstance(source, Suite):
             return source, [source.source or source.name] * len(source.cases)
         if isinstance(source, (str, Path)):
             from .suite_files import load_suite
 
-            return load_suite(source, self.registry)
+            return load_suite(source, self.registry, format=format, field_map=field_map)
         if isinstance(source, (list, tuple)):
             from .builtins.loaders import case_from_record, check_unique_ids
 
@@ -330,13 +343,15 @@ class Application:
     def plan(self, suite: Any, scorers: Iterable[Any] | None = None, *, name: str = "", executor: str | None = None,
              generator: str | None = None, generator_config: dict[str, Any] | None = None,
              judge_model: str | None = None, use_cache: bool = True, max_cost: float | None = None,
-             concurrency: int = 4) -> "RunPlan":
+             concurrency: int = 4, format: str | None = None, field_map: dict[str, str] | None = None,
+             batch: bool = False, calibrated: bool = False) -> "RunPlan":
         """Load and check everything a run needs (scorer names and configs, required fields,
         executors, judge models and templates) without touching the database: bad input
-        raises ``evalyard.InputError``."""
+        raises ``evalyard.InputError``. ``calibrated``: every judge with a saved calibration uses
+        its fitted threshold (as ``threshold: calibrated`` does for one scorer)."""
         from .runner import check_required_fields, prepare_generator, prepare_scorers
 
-        loaded, origins = self.load_suite(suite, name=name or None)
+        loaded, origins = self.load_suite(suite, name=name or None, format=format, field_map=field_map)
         if scorers:  # scorer classes given from Python join this application first
             from .scoring import Scorer
 
@@ -344,13 +359,15 @@ class Application:
                        for s in scorers]
         run_settings = {"judge_model": judge_model or self.settings.judge_model,
                         "prompt_dirs": [*self.settings.prompt_dirs, *loaded.prompt_dirs],
-                        "models": loaded.models, "use_cache": use_cache, "max_cost": max_cost}
+                        "models": loaded.models, "use_cache": use_cache, "max_cost": max_cost, "batch": batch}
+        if calibrated:
+            run_settings["calibrated"] = True
         runtime = self.runtime(run_settings, concurrency)
         registry = self.registry
         if loaded.prompt_dirs:  # the suite's own templates may declare scorers too
             registry = with_prompt_scorers(registry, runtime.prompts)
         specs = merge_scorer_choice(loaded.scorers, scorer_specs(scorers)) if scorers else loaded.scorers
-        prepared = prepare_scorers(specs, registry, executor)
+        prepared = prepare_scorers(specs, registry, executor or loaded.executor)
         prepared_generator = prepare_generator(generator, generator_config or {}, registry) if generator else None
         set_up(runtime, prepared, prepared_generator)
         run_settings["judge_model"] = runtime.chosen_judge_model  # a plugin's default, once judges asked for one
@@ -370,22 +387,28 @@ class Application:
                        prompt_dirs=run_settings.get("prompt_dirs") or (),
                        plugin_templates=plugin_templates(self.registry), model_settings=run_settings.get("models"),
                        use_cache=run_settings.get("use_cache", True),
-                       max_cost=None if max_cost is None else max(0.0, max_cost - spent), concurrency=concurrency)
+                       max_cost=None if max_cost is None else max(0.0, max_cost - spent),
+                       concurrency=batch_concurrency(run_settings, concurrency), batch=bool(run_settings.get("batch")))
 
     def evaluate(self, suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
                  executor: str | None = None, generator: str | None = None,
                  generator_config: dict[str, Any] | None = None, judge_model: str | None = None,
                  use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4,
-                 **options: Any) -> RunResult:
+                 format: str | None = None, field_map: dict[str, str] | None = None, batch: bool = False,
+                 calibrated: bool = False, **options: Any) -> RunResult:
         """Score a suite (a file path, a ``Suite`` or a list of cases) and keep the run.
 
         Everything is checked before anything is written: bad input raises
-        ``evalyard.InputError`` and stores nothing. ``options``: ``max_errors``,
+        ``evalyard.InputError`` and stores nothing. ``format`` names the data format of a data
+        file (default: by its file name's ending) and ``field_map`` maps its columns to case
+        fields (``{"reference": "gold"}``); ``batch`` sends model calls as provider batch jobs.
+        ``options``: ``max_errors``,
         ``on_progress``, ``on_start`` (see ``execute``).
         """
         plan = self.plan(suite, scorers, name=name, executor=executor, generator=generator,
                          generator_config=generator_config, judge_model=judge_model, use_cache=use_cache,
-                         max_cost=max_cost, concurrency=concurrency)
+                         max_cost=max_cost, concurrency=concurrency, format=format, field_map=field_map,
+                         batch=batch, calibrated=calibrated)
         return self.execute(plan, db=db, concurrency=concurrency, **options)
 
     def execute(self, plan: "RunPlan", *, db: str | None = None, concurrency: int = 4, max_errors: int | None = None,
@@ -394,7 +417,11 @@ class Application:
         """Create the planned run in the database and run its stages."""
         from .runner import Runner
 
+        from .calibration import apply_calibrations
+
         store = self.open_store(db)
+        apply_calibrations(store, plan.scorers, every_judge=bool(plan.settings.get("calibrated")))
+        concurrency = batch_concurrency(plan.settings, concurrency)
         plan.runtime.store = store  # the model layer's response cache is the run's database
         plan.runtime.concurrency = concurrency
         runner = Runner(store, self.registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress,
@@ -403,13 +430,49 @@ class Application:
         run_id = runner.create(plan.suite, plan.scorers, generator=plan.generator, name=plan.name,
                                source=plan.suite.source, plugin_versions=self.plugin_versions(),
                                settings=_jsonable_settings(plan.settings))
+        plan.runtime.run_id = run_id
         if on_start is not None:
             on_start(run_id, len(plan.suite.cases) * len(plan.scorers))
         return self._execute(runner, run_id, plan.suite.cases, plan.scorers, plan.generator, plan.suite.name)
 
+    def check_resumable_as(self, run_id: str, plan: "RunPlan", db: str | None = None) -> None:
+        """``run SUITE --resume RUN_ID``: the command must describe the run it resumes (same suite
+        file and cases, same scorers and generator by fingerprint); an InputError names the first
+        difference. Where work runs (the executor) is not part of a fingerprint and may change."""
+        from .comparison import _differences
+
+        store = self.open_store(db)
+        row = store.get_run(run_id)
+        stored_suite = store.suite_of(row)
+        where = f"run {row.id}"
+        if row.source and plan.suite.source and Path(row.source).resolve() != Path(plan.suite.source).resolve():
+            raise InputError(f"{where} was started from {row.source}, not {plan.suite.source}; "
+                             f"resume it with `evalyard run {row.source} --resume {row.id}` or `--resume {row.id}`")
+        if stored_suite.version != plan.suite.version:
+            raise InputError(f"{plan.suite.source or plan.suite.name} has changed since {where} started (its cases "
+                             f"differ: version {plan.suite.version[:12]}, the run's {stored_suite.version[:12]}); "
+                             "start a new run instead")
+        stored = {s["name"]: s for s in row.scorers}
+        planned = {p.name: p.describe() for p in plan.scorers}
+        if list(stored) != list(planned):
+            raise InputError(f"{where} scores {', '.join(stored)}; this command scores {', '.join(planned)}")
+        for name, spec in planned.items():
+            if stored[name].get("fingerprint") != spec["fingerprint"]:
+                what = ", ".join(_differences(stored[name].get("fingerprint_data"), spec["fingerprint_data"]))
+                raise InputError(f"scorer {name}: differs from {where}'s in {what or 'its fingerprint'}")
+        planned_generator = plan.generator.describe() if plan.generator is not None else None
+        stored_generator = row.generator or None
+        if (planned_generator or {}).get("fingerprint") != (stored_generator or {}).get("fingerprint"):
+            def named(g):
+                return g["name"] if g else "no generator"
+
+            raise InputError(f"{where} was started with {named(stored_generator)}; this command gives "
+                             f"{named(planned_generator)}")
+
     def resume(self, run_id: str, *, db: str | None = None, concurrency: int = 4, max_errors: int | None = None,
-               on_progress: Callable[[int], None] | None = None) -> RunResult:
-        """Finish an interrupted run: generate and score only what is missing, then aggregate."""
+               on_progress: Callable[[int], None] | None = None, executor: str | None = None) -> RunResult:
+        """Finish an interrupted run: generate and score only what is missing, then aggregate.
+        ``executor`` moves its non-async scorers to another executor (not part of a fingerprint)."""
         from .runner import Runner, prepare_generator, prepare_scorers
 
         store = self.open_store(db)
@@ -419,16 +482,20 @@ class Application:
         origin = f"run {row.id}"
         run_settings = row.settings or {}
         spent = ((row.totals or {}).get("usage") or {}).get("cost") or 0.0
+        concurrency = batch_concurrency(run_settings, concurrency)
         runtime = self.runtime(run_settings, concurrency, spent)
         runtime.store = store
+        runtime.run_id = row.id
         registry = with_prompt_scorers(self.registry, runtime.prompts) if run_settings.get("prompt_dirs") else \
             self.registry
         specs = [ScorerSpec(s.get("qualified") or s["name"], s["config"], s.get("threshold"), origin=origin)
                  for s in row.scorers]
-        prepared = prepare_scorers(specs, registry)
+        prepared = prepare_scorers(specs, registry, executor)
         for p, stored in zip(prepared, row.scorers):
             p.spec.name = stored["name"]  # results stay keyed by the name the run was started with
-            p.executor = stored.get("executor", p.executor)
+            if executor is None:
+                p.executor = stored.get("executor", p.executor)
+            p.calibration = stored.get("calibration")  # a calibrated threshold applies to the same value
         prepared_generator = None
         if row.generator:
             prepared_generator = prepare_generator(row.generator["name"], row.generator.get("config") or {},

@@ -30,12 +30,18 @@ def register_prompt_templates(register):
 
 @hookspec
 def register_loaders(register):
-    """Register case-file loaders: ``register(".ext", load_function)``.
+    """Register data formats: ``register(name, load_function, extensions=(".ext", ...))``.
+
+    A file is read by the format named in the suite (``format:``) or on the CLI (``--format``),
+    else by the format claiming the longest ending of its name (``.trust.jsonl`` before
+    ``.jsonl``). Content is never sniffed, and the core's endings stay the core's: installing a
+    plugin never changes how another format is read. ``register(".ext", load_function)`` is
+    short for a format named ``ext`` claiming ``.ext``.
 
     ``load_function(path, field_map)`` returns a list of ``evalyard.Case``, or a pair
     ``(cases, origins)`` where ``origins[i]`` is ``"file:line"`` of case i (so later
     checks can name the line). It raises ``evalyard.InputError`` naming file, line
-    and field on bad input. JSONL, JSON and CSV are built-ins.
+    and field on bad input. ``jsonl``, ``json`` and ``csv`` are built-ins.
     """
 
 

@@ -30,6 +30,14 @@ LAZY: dict[str, tuple[str, str]] = {
     # runtime services
     "Runtime": ("runtime", "Runtime"),
     "run_sync": ("runner", "run_sync"),
+    "StopRun": ("errors", "StopRun"),
+    # executors a plugin adds (``register_executors``): the batch protocol and how workers find scorers
+    "BatchStopped": ("errors", "BatchStopped"),
+    "ExecutorUnavailable": ("errors", "ExecutorUnavailable"),
+    "class_reference": ("executors", "class_reference"),
+    "import_file": ("plugins", "import_file"),
+    # calibration of a judge against human labels
+    "source_value": ("calibration", "source_value"),
     # command-line helpers for ``register_commands``
     "CLIError": ("cli.options", "CLIError"),
     "current_app": ("cli.options", "current_app"),

@@ -88,12 +88,21 @@ class Table(Generic[T]):
         return ", ".join(names) or "none installed"
 
 
+@dataclass(frozen=True)
+class DataFormat:
+    """A data format: its loader and the file name endings it claims (``.jsonl``, ``.trust.json``)."""
+
+    name: str
+    load: Callable
+    extensions: tuple[str, ...]
+
+
 @dataclass
 class Registry:
     scorers: Table[type[Scorer]] = field(default_factory=lambda: Table("scorer"))
     generators: Table[type[Generator]] = field(default_factory=lambda: Table("generator"))
     prompt_templates: Table[Any] = field(default_factory=lambda: Table("prompt template"))
-    loaders: Table[Callable] = field(default_factory=lambda: Table("loader"))
+    loaders: Table[DataFormat] = field(default_factory=lambda: Table("data format"))
     executors: Table[Callable] = field(default_factory=lambda: Table("executor"))
     scorer_kinds: Table[Callable] = field(default_factory=lambda: Table("scorer kind"))
 
@@ -103,17 +112,33 @@ class Registry:
     def generator(self, name: str) -> type[Generator]:
         return self.generators.get(name)
 
-    def loader_for(self, extension: str) -> Entry[Callable] | None:
-        """The loader for a file extension: a plugin's loader replaces the core's; two plugins'
-        loaders for one extension are ambiguous (block one of them)."""
-        found = [e for e in self.loaders.entries.values() if e.name == extension.lower()]
+    def loader_for(self, path: str | Path, format: str | None = None) -> Entry[DataFormat]:
+        """The data format to read ``path`` with: the one named (``format:`` / ``--format``), else
+        the one claiming the longest ending of the file name. The content is never sniffed, and a
+        plugin never takes over an ending the core claims, so installing a plugin never changes
+        how another format is read; two plugins claiming one ending must be chosen between by name."""
+        if format:
+            return self.loaders.entry(format)
+        name = Path(path).name.lower()
+        claims = [(ext, e) for e in self.loaders.entries.values() for ext in e.obj.extensions if name.endswith(ext)]
+        if not claims:
+            raise UnknownNameError(f"no data format for {Path(path).name} (known formats: {self.known_formats()}; "
+                                   "or give one with --format / format:)")
+        longest = max(len(ext) for ext, _ in claims)
+        found = [e for ext, e in claims if len(ext) == longest]
+        core = [e for e in found if e.namespace == CORE_NAMESPACE]
+        if len(found) > 1 and len(core) == 1:
+            found = core
         if len(found) > 1:
-            found = [e for e in found if e.namespace != CORE_NAMESPACE]
-        if len(found) > 1:
-            plugins = ", ".join(sorted(e.plugin for e in found))
-            raise UnknownNameError(f"files ending in {extension} have loaders from several plugins ({plugins}); "
-                                   "block all but one with EVALYARD_BLOCK_PLUGINS")
-        return found[0] if found else None
+            names = ", ".join(sorted(self.loaders.display_name(e) for e in found))
+            raise UnknownNameError(f"files ending in {found[0].obj.extensions[0]} are claimed by several data "
+                                   f"formats ({names}): choose one with --format NAME or format: NAME")
+        return found[0]
+
+    def known_formats(self) -> str:
+        """``csv (.csv), json (.json), ...`` for error messages, from what plugins registered."""
+        return ", ".join(f"{self.loaders.display_name(e)} ({', '.join(e.obj.extensions) or 'by name only'})"
+                         for e in self.loaders) + ", YAML suites (.yaml, .yml)"
 
 
 def check_scorer(cls: Any, plugin: str) -> str:
@@ -162,10 +187,15 @@ def build(host: PluginHost) -> Registry:
         return register
 
     def loader_register(plugin: str):
-        def register(extension: str, function: Callable) -> None:
-            if not isinstance(extension, str) or not extension.startswith(".") or not callable(function):
-                raise PluginError(f"plugin {plugin!r}: register(extension, function) needs '.ext' and a callable")
-            reg.loaders.add(extension.lower(), function, plugin, host.namespace(plugin))
+        def register(name: str, function: Callable, extensions: tuple[str, ...] | list[str] = ()) -> None:
+            if isinstance(name, str) and name.startswith(".") and not extensions:  # register(".ext", load)
+                name, extensions = name[1:], (name,)
+            extensions = tuple(e.lower() for e in extensions) if not isinstance(extensions, str) else ()
+            if (not isinstance(name, str) or not name or "/" in name or name.startswith(".") or not callable(function)
+                    or not all(e.startswith(".") and len(e) > 1 for e in extensions)):
+                raise PluginError(f"plugin {plugin!r}: register(name, function, extensions=('.ext', ...)) needs a "
+                                  "format name, a callable and file endings that start with '.'")
+            reg.loaders.add(name, DataFormat(name, function, extensions), plugin, host.namespace(plugin))
         return register
 
     def executor_register(plugin: str):

@@ -215,10 +215,22 @@ class Scorer:
 
         return list(await asyncio.gather(*(one(c) for c in cases)))
 
+    def resources(self) -> dict[str, float]:
+        """What one worker running this scorer needs, for executors that place workers on
+        machines (a cluster): ``cpu`` (default 1), ``gpu``, ``memory_mb``. Override when the
+        config changes it (a sandbox running four children asks for four CPUs)."""
+        return {}
+
     def setup(self, runtime: Any) -> None:
         """Called once per run before anything is stored, with the run's ``evalyard.runtime.Runtime``
         (judge model, prompt library, model layer). Take what the scorer needs and raise
         ``evalyard.ConfigError`` for a configuration that cannot work. The default does nothing."""
+
+    def calibration_value(self, score: Score) -> float | None:
+        """The continuous value ``evalyard calibrate`` fits a threshold on (and a calibrated threshold
+        applies to): by default ``value``. A scorer whose value is a bare verdict but which knows a
+        graded one (a judge's P(yes) kept in ``details``) returns that instead."""
+        return score.value
 
     def aggregate(self, scores: list[Score]) -> dict[str, float]:
         """Corpus-level metrics over all of a run's scores for this scorer (errors included,

@@ -34,6 +34,9 @@ class Settings:
     - ``judge_model``: the model judges use when a scorer names none (``EVALYARD_JUDGE_MODEL``).
     - ``prompt_dirs``: the user's prompt-template directories, overriding plugins' and
       built-in templates of the same name (``EVALYARD_PROMPTS``, ``os.pathsep``-separated).
+    - ``models_dir``: where installed local models live (``EVALYARD_MODELS_DIR``; default a cache
+      of their own, the platform's user cache dir). Not under ``home``: a private home or
+      database for one project must not hide the gigabyte-sized models every home shares.
     """
 
     home: Path | None = None
@@ -45,6 +48,7 @@ class Settings:
     trace_plugins: bool = False
     judge_model: str | None = None
     prompt_dirs: tuple[str, ...] = ()
+    models_dir: Path | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
@@ -58,6 +62,7 @@ class Settings:
             trace_plugins=bool(env.get("EVALYARD_TRACE_PLUGINS")),
             judge_model=env.get("EVALYARD_JUDGE_MODEL") or None,
             prompt_dirs=tuple(d for d in (env.get("EVALYARD_PROMPTS") or "").split(os.pathsep) if d),
+            models_dir=Path(env["EVALYARD_MODELS_DIR"]).expanduser() if env.get("EVALYARD_MODELS_DIR") else None,
         )
         values.update(overrides)
         return cls(**values)
@@ -76,6 +81,14 @@ class Settings:
         import platformdirs
 
         return Path(platformdirs.user_data_dir("evalyard", appauthor=False))
+
+    def local_models_dir(self) -> Path:
+        """Where installed local models live, whatever the data directory."""
+        if self.models_dir is not None:
+            return self.models_dir
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("evalyard", appauthor=False)) / "models"
 
     def database_url(self, override: str | None = None) -> str:
         """The database to open: an explicit URL, else the settings', else the data directory's SQLite file."""

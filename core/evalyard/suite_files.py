@@ -5,9 +5,11 @@ A YAML suite looks like::
     name: quickstart
     description: Capital cities and friends
     data: quickstart.jsonl        # or `cases:` with the cases inline
+    format: jsonl                 # optional: the data format by name (default: by the file's ending)
     fields: {candidate: answer}   # optional: case field -> column in the data
     scorers:
       - exact_match
+      - word_count_match:threshold=0.8   # the CLI's --scorer form
       - name: readability
         config: {arthur_compat: false}
         threshold: 50
@@ -21,14 +23,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, PluginError
+from .errors import InputError, PluginError, UnknownNameError
 from .registry import Registry
 from .scoring import CASE_FIELDS, Case
-from .suite import ScorerSpec, Suite
+from .suite import CALIBRATED, ScorerSpec, Suite
 
-SUITE_KEYS = ("name", "description", "data", "cases", "fields", "scorers", "thresholds", "models", "prompts")
-MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "supports_schema",
-              "supports_logprobs")
+SUITE_KEYS = ("name", "description", "data", "format", "cases", "fields", "scorers", "thresholds", "models",
+              "prompts", "executor")
+MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "batch", "batch_poll_s",
+              "supports_schema", "supports_logprobs")
 
 #: Keys people try that mean something else here: refused with the reason instead of ignored.
 REFUSED_SUITE_KEYS = {
@@ -77,22 +80,32 @@ def _line_of(value: Any, default: int = 1) -> int:
     return getattr(value, "line", default) or default
 
 
-def parse_scorer_option(text: str) -> ScorerSpec:
-    """``NAME[:key=value,key=value]`` from ``--scorer`` into a ScorerSpec."""
+def parse_scorer_option(text: str, path: str | None = None, line: int | None = None,
+                        option: str = "--scorer") -> ScorerSpec:
+    """``NAME[:key=value,key=value]`` (``--scorer``, or an item of a suite's ``scorers:`` list when
+    ``path`` is given) into a ScorerSpec; errors name the option, or the file, line and field."""
+    def bad(message: str) -> InputError:
+        if path is not None:
+            return InputError(f"{text!r}: {message}", path=path, line=line, field="scorers")
+        return InputError(f"{option} {text!r}: {message}")
+
     name, _, options = text.partition(":")
     config: dict[str, Any] = {}
     if options:
         for part in options.split(","):
             key, eq, value = part.partition("=")
             if not eq or not key.strip():
-                raise InputError(f"--scorer {text!r}: expected NAME:key=value[,key=value...]")
+                raise bad("expected NAME:key=value[,key=value...]")
             config[key.strip()] = value.strip()
     threshold = config.pop("threshold", None)
     try:
-        threshold = float(threshold) if threshold is not None else None
+        threshold = float(threshold) if threshold not in (None, CALIBRATED) else threshold
     except ValueError:
-        raise InputError(f"--scorer {text!r}: threshold must be a number") from None
-    return ScorerSpec(name=name.strip(), config=config, threshold=threshold, origin="--scorer")
+        raise bad(f"threshold must be a number or {CALIBRATED!r}") from None
+    if not name.strip():
+        raise bad("expected a scorer name before ':'")
+    origin = f"{path}:{line}" if path is not None else option
+    return ScorerSpec(name=name.strip(), config=config, threshold=threshold, origin=origin)
 
 
 def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[ScorerSpec]:
@@ -105,8 +118,8 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
     for position, item in enumerate(raw):
         if position < len(item_lines):
             line = item_lines[position]
-        if isinstance(item, str):
-            specs.append(ScorerSpec(name=item, origin=f"{path}:{line}"))
+        if isinstance(item, str):  # a bare name, or the CLI's NAME:key=value,... form
+            specs.append(parse_scorer_option(item, path=path, line=line))
             continue
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise InputError("each scorer is a name or a mapping with 'name'", path=path, line=_line_of(item, line),
@@ -120,8 +133,9 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
         if not isinstance(config, dict):
             raise InputError("expected a mapping", path=path, line=item_line, field=f"scorers.{item['name']}.config")
         threshold = item.get("threshold")
-        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
-            raise InputError("expected a number", path=path, line=item_line, field=f"scorers.{item['name']}.threshold")
+        if threshold not in (None, CALIBRATED) and (isinstance(threshold, bool)
+                                                    or not isinstance(threshold, (int, float))):
+            raise InputError(f"expected a number or {CALIBRATED!r}", path=path, line=item_line, field=f"scorers.{item['name']}.threshold")
         specs.append(ScorerSpec(name=item["name"], config=dict(config), threshold=threshold, origin=f"{path}:{item_line}"))
     if thresholds is not None:
         if not isinstance(thresholds, dict):
@@ -138,23 +152,27 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
     return specs
 
 
-def load_data_file(path: Path, registry: Registry, field_map: dict[str, str] | None = None):
-    """Cases and their ``file:line`` origins from a data file, through the loader its extension names."""
-    entry = registry.loader_for(path.suffix)
-    if entry is None:
-        known = ", ".join(sorted({e.name for e in registry.loaders})) or "none"
-        raise InputError(f"no loader for {path.suffix or 'files without an extension'} (known: {known}, .yaml)",
-                         path=str(path))
+def load_data_file(path: Path, registry: Registry, field_map: dict[str, str] | None = None,
+                   format: str | None = None):
+    """Cases and their ``file:line`` origins from a data file, read by the format named, else by
+    the format its file name's ending belongs to (never by its content)."""
+    try:
+        entry = registry.loader_for(path, format)
+    except UnknownNameError as exc:
+        message = str(exc)
+        if format:  # the registry's message lists the names; say where they are used
+            message = f"{message}; formats and their file endings: {registry.known_formats()}"
+        raise InputError(message, path=str(path)) from None
     if not path.is_file():
         raise InputError("file not found", path=str(path))
-    loaded = entry.obj(path, field_map or {})
+    loaded = entry.obj.load(path, field_map or {})
     # The hook allows a list of cases, or (cases, origins) to name each case's line.
     if isinstance(loaded, tuple) and len(loaded) == 2:
         cases, origins = loaded
     else:
         cases, origins = loaded, None
     if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
-        raise PluginError(f"loader for {path.suffix} from plugin {entry.plugin!r} returned "
+        raise PluginError(f"data format {entry.qualified} from plugin {entry.plugin!r} returned "
                           f"{type(cases).__name__}, not a list of evalyard.Case")
     if origins is None or len(origins) != len(cases):
         origins = [str(path)] * len(cases)
@@ -166,14 +184,20 @@ def load_data_file(path: Path, registry: Registry, field_map: dict[str, str] | N
     return cases, list(origins)
 
 
-def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
-    """Load a suite and the ``file:line`` origin of each case."""
+def load_suite(path: str | Path, registry: Registry, *, format: str | None = None,
+               field_map: dict[str, str] | None = None) -> tuple[Suite, list[str]]:
+    """Load a suite and the ``file:line`` origin of each case. ``format`` and ``field_map``
+    (``--format``, ``--field``) apply to a data file given directly; a YAML suite says its own."""
     path = Path(path)
     if not path.is_file():
         raise InputError("file not found", path=str(path))
-    if path.suffix.lower() not in (".yaml", ".yml"):
-        cases, origins = load_data_file(path, registry)
+    field_map = check_field_map(field_map or {})
+    if path.suffix.lower() not in (".yaml", ".yml") or format:
+        cases, origins = load_data_file(path, registry, field_map, format)
         return Suite(name=path.stem, cases=cases, source=str(path)), origins
+    if field_map:
+        raise InputError("--field maps a data file's columns; a YAML suite maps them in its own 'fields:'",
+                         path=str(path))
 
     from .builtins.loaders import read_text
 
@@ -203,10 +227,10 @@ def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
     field_map = doc.get("fields") or {}
     if not isinstance(field_map, dict) or not all(isinstance(v, str) for v in field_map.values()):
         raise InputError("expected a mapping of case field to column name", path=sp, line=_line_of(doc), field="fields")
-    bad = [f for f in field_map if f not in CASE_FIELDS]
-    if bad:
-        raise InputError(f"not a case field ({', '.join(CASE_FIELDS)})", path=sp,
-                         line=_line_of(field_map), field=f"fields.{bad[0]}")
+    check_field_map(field_map, sp, _line_of(field_map))
+    data_format = doc.get("format")
+    if data_format is not None and (not isinstance(data_format, str) or not data_format):
+        raise InputError("expected the name of a data format", path=sp, line=_line_of(doc), field="format")
 
     if ("data" in doc) == ("cases" in doc):
         raise InputError("give exactly one of 'data' (a file) or 'cases' (inline)", path=sp, line=_line_of(doc),
@@ -219,7 +243,7 @@ def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
             data_path = data_path.relative_to(Path.cwd())
         except ValueError:
             pass
-        cases, origins = load_data_file(data_path, registry, field_map)
+        cases, origins = load_data_file(data_path, registry, field_map, data_format)
     else:
         from .builtins.loaders import check_unique_ids, case_from_record
 
@@ -247,9 +271,38 @@ def load_suite(path: str | Path, registry: Registry) -> tuple[Suite, list[str]]:
         if not Path(directory).is_dir():
             raise InputError(f"prompt directory {directory} does not exist", path=sp, line=_line_of(doc),
                              field="prompts")
+    executor = doc.get("executor")
+    if executor is not None and (not isinstance(executor, str) or not executor.strip()):
+        raise InputError("expected an executor name (inline, process, or one a plugin registers)", path=sp,
+                         line=_line_of(doc), field="executor")
     suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp, models=models,
-                  prompt_dirs=prompt_dirs)
+                  prompt_dirs=prompt_dirs, executor=executor.strip() if executor else None)
     return suite, origins
+
+
+def check_field_map(field_map: dict[str, str], path: str | None = None, line: int | None = None) -> dict[str, str]:
+    """A field map's keys must be case fields (``input=question``: the case's input is the
+    data's ``question`` column). Without ``path`` the map came from ``--field`` options."""
+    bad = [f for f in field_map if f not in CASE_FIELDS]
+    if bad and path is None:
+        raise InputError(f"--field {bad[0]}={field_map[bad[0]]}: {bad[0]!r} is not a case field "
+                         f"({', '.join(CASE_FIELDS)})")
+    if bad:
+        raise InputError(f"not a case field ({', '.join(CASE_FIELDS)})", path=path, line=line, field=f"fields.{bad[0]}")
+    return field_map
+
+
+def parse_field_options(values: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """``--field CASE_FIELD=COLUMN`` options into a field map."""
+    field_map: dict[str, str] = {}
+    for text in values:
+        case_field, eq, column = text.partition("=")
+        if not eq or not case_field.strip() or not column.strip():
+            raise InputError(f"--field {text!r}: expected CASE_FIELD=COLUMN (e.g. reference=gold)")
+        if case_field.strip() in field_map:
+            raise InputError(f"--field {text!r}: {case_field.strip()} is mapped twice")
+        field_map[case_field.strip()] = column.strip()
+    return field_map
 
 
 def _model_settings(raw: Any, path: str, line: int) -> dict[str, dict[str, Any]]:

@@ -181,6 +181,21 @@ def test_executor_option_moves_sync_scorers_to_processes(scripted_plugin, monkey
         evalyard.evaluate(scripted_cases([1.0]), ["scripted"], app=scripted_plugin, executor="ray")
 
 
+def test_a_suite_names_its_executor_and_the_run_option_overrides_it(scripted_plugin, tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(__import__("testutil").TESTS))  # spawned workers import the plugin
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("name: s\nexecutor: process\nscorers: [scripted]\ncases:\n"
+                     "  - {id: a, candidate: x, metadata: {script: 1}}\n")
+    store = scripted_plugin.open_store()
+    run = evalyard.evaluate(str(suite), app=scripted_plugin)
+    assert store.get_run(run.run_id).scorers[0]["executor"] == "process"
+    run = evalyard.evaluate(str(suite), app=scripted_plugin, executor="inline")
+    assert store.get_run(run.run_id).scorers[0]["executor"] == "inline"
+    suite.write_text("name: s\nexecutor: [process]\nscorers: [scripted]\ncases:\n  - {id: a, candidate: x}\n")
+    with pytest.raises(InputError, match=r"suite.yaml:1: field 'executor': expected an executor name"):
+        evalyard.evaluate(str(suite), app=scripted_plugin)
+
+
 def test_a_plugin_executor_is_used_without_touching_the_runner(scripted_plugin):
     import types
 

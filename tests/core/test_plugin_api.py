@@ -13,15 +13,8 @@ from pathlib import Path
 import evalyard
 
 ROOT = Path(__file__).resolve().parents[2]
-#: The local plugin's models-directory code is being moved into Settings (EVALYARD_MODELS_DIR) in a
-#: change of its own; it keeps its one settings import until then.
-PENDING = {ROOT / "plugins" / "local" / "evalyard_local" / "files.py"}
-
-
 def plugin_sources():
-    for path in sorted(ROOT.glob("plugins/*/evalyard_*/**/*.py")):
-        if path not in PENDING:
-            yield path
+    yield from sorted(ROOT.glob("plugins/*/evalyard_*/**/*.py"))
     yield from sorted(ROOT.glob("plugin_template/package/*.tmpl"))
 
 

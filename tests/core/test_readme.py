@@ -12,8 +12,11 @@ from testutil import ROOT
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def test_readme_opens_with_the_two_setup_commands():
-    first_block = README.split("```")[1]
+def test_readme_opens_with_what_evalyard_is_then_the_two_setup_commands():
+    opening, first_block, after = README.split("```", 2)
+    assert "evalyard evaluates LLM outputs" in opening
+    assert "downloads" not in opening and "installs" not in opening  # what make demo fetches comes after
+    assert "make demo` scores" in after
     assert "make demo" in first_block and "make test" in first_block
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^demo:", makefile, re.M) and re.search(r"^test:", makefile, re.M)

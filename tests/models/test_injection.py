@@ -63,10 +63,11 @@ def test_judged_text_stays_inside_markers_it_cannot_close(template, payload):
     # Every opening marker is closed exactly once, and the fake closing marker is not the real one.
     assert content.count(opening) == content.count(closing) == len(blocks)
     assert "</data-0123456789abcdef>" != closing
-    # The notice comes before all judged text, the answer instructions after it.
-    assert content.index("The material to evaluate") < content.index(opening)
-    if template != "claim_support":  # a JSON answer's format goes with its schema
-        assert "ANSWER" in content.rsplit(closing, 1)[1]
+    # How the markers work and how to answer come before all judged text (the static part of the
+    # prompt, which prefix caches reuse); the call's own marker is named nowhere else.
+    static = prompt.messages[0]["content"]
+    assert prompt.messages[0]["role"] == "system" and "The material to evaluate" in static
+    assert prompt.nonce not in static and "material to evaluate" not in content
 
 
 def test_markers_differ_per_case_and_cannot_be_predicted_from_the_text():

@@ -1,22 +1,24 @@
 """Plugin families are tested as users get them: installed, through their entry points."""
 
-import os
 from pathlib import Path
 
 import pytest
 
-# Where the user installed the local models, read at import: the tests' own fixtures point
-# EVALYARD_HOME at a temp dir later.
-_USER_MODELS = os.environ.get("EVALYARD_MODELS_DIR") or None
-_USER_HOME = os.environ.get("EVALYARD_HOME") or None
+from evalyard.settings import Settings
+
+# Where the user installed the local models, read at import: the root conftest points every
+# test at an empty models directory of its own later.
+_USER_MODELS = Settings.from_env().local_models_dir()
 
 
 def user_models_dir() -> Path:
-    if _USER_MODELS:
-        return Path(_USER_MODELS)
-    from evalyard.settings import Settings
+    return _USER_MODELS
 
-    return Settings(home=Path(_USER_HOME) if _USER_HOME else None).data_dir() / "models"
+
+@pytest.fixture(scope="session")
+def user_models() -> Path:
+    """The user's models directory (read only), for fixtures that hand it to other processes."""
+    return user_models_dir()
 
 
 @pytest.fixture(autouse=True)

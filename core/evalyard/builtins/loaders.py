@@ -200,7 +200,6 @@ def load_csv(path: str | Path, field_map: dict[str, str] | None = None) -> tuple
 
 @hookimpl
 def register_loaders(register):
-    register(".jsonl", load_jsonl)
-    register(".ndjson", load_jsonl)
-    register(".json", load_json)
-    register(".csv", load_csv)
+    register("jsonl", load_jsonl, extensions=(".jsonl", ".ndjson"))
+    register("json", load_json, extensions=(".json",))
+    register("csv", load_csv, extensions=(".csv",))

@@ -34,7 +34,9 @@ class ModelSettings:
     ``api_key_env`` names the environment variable holding the key, so keys never sit
     in suite files. ``params`` are extra request parameters sent with every call.
     ``supports_schema`` / ``supports_logprobs`` override what litellm knows (useful for
-    ``openai/<name>`` on a local server, which litellm cannot look up).
+    ``openai/<name>`` on a local server, which litellm cannot look up). ``batch`` sends this
+    model's calls as provider batch jobs (``run --batch`` does it for every model that can);
+    ``batch_poll_s`` is how often a job is polled.
     """
 
     api_base: str | None = None
@@ -45,6 +47,8 @@ class ModelSettings:
     timeout: float | None = None
     supports_schema: bool | None = None
     supports_logprobs: bool | None = None
+    batch: bool | None = None
+    batch_poll_s: float | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ModelSettings":
@@ -95,6 +99,10 @@ class ModelLayer:
         self._rng = random.Random(seed)
         self._background = shared_loop()
         self._litellm: Any = None
+        #: Provider batch jobs (``run --batch``): set by the run's runtime; ``batch_all`` sends
+        #: every model that can be batched, otherwise only models whose settings say ``batch``.
+        self.batch: Any = None
+        self.batch_all = False
 
     # -- configuration -------------------------------------------------------
     def settings_for(self, model: str) -> ModelSettings:
@@ -182,6 +190,11 @@ class ModelLayer:
                 log.debug("cache hit %s for %s", key[:12], model, extra={"key_inputs": inputs})
                 return completion
         log.debug("cache miss %s for %s", key[:12], model, extra={"key_inputs": inputs})
+        if self._batched(model):
+            completion = await self.batch.request(model, messages, sent, key, inputs)  # it caches the answer
+            completion.key_inputs = inputs
+            self.usage.record(completion)
+            return completion
         completion = await self._call_with_retries(model, messages, sent, key, template)
         completion.key_inputs = inputs
         self.usage.record(completion)
@@ -189,6 +202,14 @@ class ModelLayer:
                             usage=completion.usage.to_dict(), latency_ms=completion.latency_ms)
         await self._cache_put(key, record)  # only answers get here: errors are never cached
         return completion
+
+    def _batched(self, model: str) -> bool:
+        if self.batch is None:
+            return False
+        from .batch import batchable
+
+        wanted = self.settings_for(model).batch
+        return batchable(model) and (wanted if wanted is not None else self.batch_all)
 
     async def _cache_get(self, key: str) -> CallRecord | None:
         if getattr(self.cache, "blocking", False):
@@ -286,7 +307,8 @@ class ModelLayer:
         raw_usage = getattr(response, "usage", None)
         usage = CallUsage(prompt_tokens=getattr(raw_usage, "prompt_tokens", None),
                           completion_tokens=getattr(raw_usage, "completion_tokens", None),
-                          cost=cost_of(self.litellm, response, model))
+                          cost=cost_of(self.litellm, response, model),  # litellm prices cached input lower
+                          cached_prompt_tokens=_cached_tokens(raw_usage))
         return Completion(model=model, text=text, key=key, usage=usage, latency_ms=latency_ms,
                           logprobs=from_response(choice), finish_reason=getattr(choice, "finish_reason", None),
                           attempts=attempts)
@@ -371,6 +393,16 @@ class ModelLayer:
 
     def close(self) -> None:
         """Nothing to release yet: the background loop is shared by the process (see background.py)."""
+
+
+def _cached_tokens(usage: Any) -> int | None:
+    """Prompt tokens served from the provider's prompt cache: OpenAI's ``prompt_tokens_details.
+    cached_tokens`` or Anthropic's ``cache_read_input_tokens``; None when the reply does not say."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if cached is None:
+        cached = getattr(usage, "cache_read_input_tokens", None)
+    return cached if isinstance(cached, int) else None
 
 
 def _append_to_last_user(messages: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ class UsageMeter:
     errors: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
     cost: float = 0.0
     cached_cost: float = 0.0
     unknown_cost_calls: int = 0
@@ -42,13 +43,16 @@ class UsageMeter:
         with self._lock:
             self.calls += 1
             model = self.by_model.setdefault(completion.model, {"calls": 0, "cache_hits": 0, "prompt_tokens": 0,
-                                                                "completion_tokens": 0, "cost": 0.0,
-                                                                "unknown_cost_calls": 0})
+                                                                "completion_tokens": 0, "cached_prompt_tokens": 0,
+                                                                "cost": 0.0, "unknown_cost_calls": 0})
             model["calls"] += 1
             self.prompt_tokens += usage.prompt_tokens or 0
             self.completion_tokens += usage.completion_tokens or 0
             model["prompt_tokens"] += usage.prompt_tokens or 0
             model["completion_tokens"] += usage.completion_tokens or 0
+            if not completion.cached:
+                self.cached_prompt_tokens += usage.cached_prompt_tokens or 0
+                model["cached_prompt_tokens"] += usage.cached_prompt_tokens or 0
             if completion.cached:
                 self.cache_hits += 1
                 model["cache_hits"] += 1
@@ -79,6 +83,7 @@ class UsageMeter:
             "calls": self.calls, "cache_hits": self.cache_hits, "requests": self.requests,
             "retries": self.retries, "errors": self.errors,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "cached_prompt_tokens": self.cached_prompt_tokens,
             "cost": self.cost if priced > 0 or fresh == 0 else None,
             "cost_complete": self.unknown_cost_calls == 0,
             "unknown_cost_calls": self.unknown_cost_calls, "cached_cost": self.cached_cost,
@@ -110,6 +115,7 @@ class Usage:
     cost: float | None = None
     cost_complete: bool = True
     models: tuple[str, ...] = ()
+    cached_prompt_tokens: int = 0
 
     @classmethod
     def of(cls, completions: list[Completion]) -> "Usage":
@@ -119,7 +125,8 @@ class Usage:
                    prompt_tokens=sum(c.usage.prompt_tokens or 0 for c in completions),
                    completion_tokens=sum(c.usage.completion_tokens or 0 for c in completions),
                    cost=sum(known) if known else None, cost_complete=len(known) == len(completions),
-                   models=tuple(sorted({c.model for c in completions})))
+                   models=tuple(sorted({c.model for c in completions})),
+                   cached_prompt_tokens=sum(c.usage.cached_prompt_tokens or 0 for c in completions if not c.cached))
 
     @classmethod
     def from_dict(cls, data: "dict[str, Any] | Usage | None") -> "Usage":
@@ -129,7 +136,8 @@ class Usage:
         return cls(calls=data.get("calls") or 0, cache_hits=data.get("cache_hits") or 0,
                    retries=data.get("retries") or 0, prompt_tokens=data.get("prompt_tokens") or 0,
                    completion_tokens=data.get("completion_tokens") or 0, cost=data.get("cost"),
-                   cost_complete=data.get("cost_complete", True), models=tuple(data.get("models") or ()))
+                   cost_complete=data.get("cost_complete", True), models=tuple(data.get("models") or ()),
+                   cached_prompt_tokens=data.get("cached_prompt_tokens") or 0)
 
     def __add__(self, other: "Usage | dict[str, Any] | None") -> "Usage":
         other = Usage.from_dict(other)
@@ -139,7 +147,8 @@ class Usage:
                      completion_tokens=self.completion_tokens + other.completion_tokens,
                      cost=sum(costs) if costs else None,
                      cost_complete=self.cost_complete and other.cost_complete,
-                     models=tuple(sorted(set(self.models) | set(other.models))))
+                     models=tuple(sorted(set(self.models) | set(other.models))),
+                     cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens)
 
     __radd__ = __add__
 
@@ -149,5 +158,6 @@ class Usage:
             return None
         return {"calls": self.calls, "cache_hits": self.cache_hits, "retries": self.retries,
                 "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "cost": self.cost, "cost_complete": self.cost_complete, "models": list(self.models)}
+                "cached_prompt_tokens": self.cached_prompt_tokens, "cost": self.cost,
+                "cost_complete": self.cost_complete, "models": list(self.models)}
 

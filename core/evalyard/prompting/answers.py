@@ -165,7 +165,7 @@ class AnswerShape:
         return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
     def instructions(self, reasoning: bool) -> str:
-        """How to answer in text mode; always the last thing in the prompt."""
+        """How to answer in text mode (with the static instructions, before the case's data)."""
         if self.kind == "binary":
             options = "`yes` or `no`"
         elif self.kind == "score":
@@ -180,6 +180,20 @@ class AnswerShape:
             return (f"First explain your judgement in a few sentences. Then finish with a final line of the form "
                     f"`ANSWER: <answer>`, where <answer> is {options}. Nothing may follow that line.")
         return f"Reply with only {options}, and nothing else."
+
+    def reminder(self, reasoning: bool) -> str:
+        """One line restating the answer format after the case's data (the full instructions come first)."""
+        if self.kind in ("text", "json"):
+            return ""
+        if self.kind == "binary":
+            options = "`yes` or `no`"
+        elif self.kind == "score":
+            options = f"a number from {_num(self.low)} to {_num(self.high)}"
+        else:
+            options = "one of " + ", ".join(f"`{label}`" for label in self.labels)
+        if reasoning:
+            return f"Explain briefly, then end with the line `ANSWER: <answer>` ({options})."
+        return f"Reply with only {options}."
 
     # -- reading -------------------------------------------------------------------
     def read_text(self, text: str) -> Verdict:

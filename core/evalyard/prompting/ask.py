@@ -116,6 +116,7 @@ async def ask(layer: Any, model: str, prompt: PromptTemplate | list[dict[str, An
     if isinstance(prompt, PromptTemplate):
         messages = prompt.render(case if case is not None else {}, variables=variables, reasoning=reasoning,
                                  structured=structured, answer=shape).messages
+        messages = cache_marked(model, messages)
         name: str | None = prompt.name
         template_params = prompt.parameters
     else:
@@ -257,6 +258,17 @@ class _Asking:
             return self.shape.read_object(parse_json_answer(text, self.shape.answer_schema(False)))
         except ValueError:
             return self.shape.read_text(text)
+
+
+def cache_marked(model: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A rendered template's system message is its static part (see ``PromptTemplate.render``);
+    Anthropic reuses a cached prefix only where the request marks its end."""
+    if not model.startswith("anthropic/") or not messages or messages[0].get("role") != "system" \
+            or not isinstance(messages[0].get("content"), str):
+        return messages
+    system = {"role": "system", "content": [{"type": "text", "text": messages[0]["content"],
+                                             "cache_control": {"type": "ephemeral"}}]}
+    return [system, *messages[1:]]
 
 
 def _with_text(messages: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:

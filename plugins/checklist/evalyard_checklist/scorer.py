@@ -229,6 +229,14 @@ class ChecklistScorer(Scorer):
             score.details["generation"] = generated
         return score
 
+    def calibration_value(self, score: Score) -> float | None:
+        """The normalized score (mean confidence of the items' yes/no answers) when the judge's
+        logprobs gave one: graded where a pass rate over a few items moves in coarse steps."""
+        details = score.details or {}
+        if details.get("scoring_method") == "normalized" and isinstance(details.get("normalized_score"), (int, float)):
+            return float(details["normalized_score"])
+        return score.value
+
     def aggregate(self, scores: list[Score]) -> dict[str, float]:
         return corpus_metrics(scores)
 

@@ -86,6 +86,17 @@ def _winner(answer: str | None, candidate_first: bool) -> str:
     return "candidate" if first_won == candidate_first else "reference"
 
 
+class Pairwise(SummaryQuality):
+    """The general pairwise judge: two responses to one input, judged in both orders. ``evalyard
+    compare BASE NEW --judge pairwise`` gives it NEW's response as the candidate and BASE's as the
+    reference; in a suite of your own, the reference is the response to compare against."""
+
+    name = "pairwise"
+    description = ("Pairwise: is the candidate a better response to the input than the reference (another "
+                   "response)? Judged twice with the positions swapped: win 1, tie 0.5, loss 0, averaged.")
+    template_name = template_name("pairwise")
+
+
 class Hallucination(JudgeScorer):
     name = "hallucination"
     description = ("Claims of the candidate, each checked against the context: 1 = at least one claim is "
@@ -142,4 +153,4 @@ class Hallucination(JudgeScorer):
                      usage=usage.to_dict())
 
 
-SCORERS = (QACorrectness, SummaryQuality, Hallucination)
+SCORERS = (QACorrectness, SummaryQuality, Pairwise, Hallucination)

@@ -15,7 +15,7 @@ def _directory(ctx: click.Context) -> Path:
 
     app = ctx.find_root().obj
     settings = getattr(app, "settings", None)
-    return models_dir(settings.data_dir() if settings is not None else None)
+    return models_dir(settings)
 
 
 def _model(name: str) -> Any:

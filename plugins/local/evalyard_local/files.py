@@ -1,7 +1,8 @@
 """Model files: where they live, installing them, and checking them against their pinned hash.
 
-Named models live in ``<data dir>/models`` (``EVALYARD_MODELS_DIR`` overrides, e.g. to share
-one copy between data directories). A model shipped as a single file inside a package is
+Named models live in a cache of their own (the platform's user cache dir + ``models``;
+``EVALYARD_MODELS_DIR`` overrides), shared by every data directory: a private ``EVALYARD_HOME``
+or ``--db`` keeps the installed judge. A model shipped as a single file inside a package is
 used in place unless a file of its name sits in the models directory. Hashing a 1 GB file
 takes seconds, so a successful check is remembered in a manifest next to the file together
 with the file's size, modification time and inode; any change to the file means hashing again.
@@ -13,7 +14,6 @@ import hashlib
 import importlib
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from evalyard import ConfigError
+from evalyard import ConfigError, Settings
 
 from .catalogue import CATALOGUE, NamedModel
 
@@ -35,15 +35,9 @@ class ModelFileError(ConfigError):
     """A model that is missing or whose file fails its check: one line, nothing loaded."""
 
 
-def models_dir(data_dir: str | Path | None = None) -> Path:
-    override = os.environ.get("EVALYARD_MODELS_DIR")
-    if override:
-        return Path(override).expanduser()
-    if data_dir is None:
-        from evalyard.settings import Settings
-
-        data_dir = Settings.from_env().data_dir()
-    return Path(data_dir) / "models"
+def models_dir(settings: Settings | None = None) -> Path:
+    """The installed models' directory: a cache of its own that every evalyard home shares."""
+    return (settings or Settings.from_env()).local_models_dir()
 
 
 def _stamp(path: Path) -> tuple[str, int, int, int]:

@@ -110,6 +110,10 @@ class PythonUnitTesting(Scorer):
         # Candidate code comes from ``candidate`` or ``metadata.samples``; checked per case in score_batch.
         return () if self.config.unit_tests else ("metadata.unit_tests",)
 
+    def resources(self) -> dict[str, float]:
+        # A worker on a cluster (evalyard-ray) runs `workers` programs at once: it asks for that many CPUs.
+        return {"cpu": self.config.workers} if self.config.workers else {}
+
     # -- the sandbox --------------------------------------------------------------
     def _sandbox(self):
         with self._client_lock:

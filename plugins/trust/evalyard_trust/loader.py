@@ -1,10 +1,11 @@
 """trust-eval's data format as evalyard cases.
 
 ``{"data": [{"question", "answers": [[alias, ...], ...], "docs": [{"title", "text",
-"answers_found"}], "output"}]}`` in a ``.json`` file, or one such record per line in a
-``.jsonl`` file. The plugin registers loaders for ``.json`` and ``.jsonl`` that recognise this
-shape (a top-level object with a ``data`` list; records with ``question`` and ``docs`` and no
-case fields) and hand every other file to evalyard's own JSON/JSONL loaders unchanged.
+"answers_found"}], "output"}]}`` as one JSON document (trust-eval's own files), or one such
+record per line (JSON Lines). The plugin registers it as the data format ``trust-eval``: files
+are read as it when a suite says ``format: trust-eval``, the CLI ``--format trust-eval``, or the
+file name ends in ``.trust.json`` / ``.trust.jsonl``. Plain ``.json`` / ``.jsonl`` files are
+always evalyard's own format, whatever keys their records have.
 
 A record becomes a case: ``input`` = question, ``candidate`` = output (absent: a generator can
 fill it), ``context`` = each document as ``"Title: ...\\n..."``, ``metadata`` = answers, docs and
@@ -18,16 +19,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from evalyard import Case, InputError
+from evalyard import Case, InputError, check_unique_ids
 
 from .text import format_document
 
-CASE_KEYS = ("candidate", "input", "context", "reference")
-
-
-def is_trust_record(record: Any) -> bool:
-    return (isinstance(record, dict) and "question" in record and "docs" in record
-            and not any(k in record for k in CASE_KEYS))
+FORMAT = "trust-eval"
+EXTENSIONS = (".trust.json", ".trust.jsonl")
 
 
 def check_record(record: Any, path: str, line: int) -> None:
@@ -111,15 +108,30 @@ def _record_lines(text: str, count: int) -> list[int]:
     return lines
 
 
-def load_json(path: str | Path, field_map: dict[str, str] | None = None):
-    from evalyard import check_unique_ids, load_json_cases, parse_case_json, read_case_file
+def load_trust_eval(path: str | Path, field_map: dict[str, str] | None = None):
+    """A trust-eval file: one JSON document with a ``data`` list (or a bare list of records), or
+    JSON Lines with one record per line (a ``.jsonl`` ending says so)."""
+    from evalyard import read_case_file
 
     path = str(path)
     text = read_case_file(path)
-    data = parse_case_json(text, path, None)
-    if not (isinstance(data, dict) and isinstance(data.get("data"), list) and "cases" not in data):
-        return load_json_cases(path, field_map)
-    records = data["data"]
+    if path.lower().endswith(".jsonl") or not text.lstrip().startswith(("{", "[")):
+        return _load_lines(text, path, field_map or {})
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:  # several records, one per line
+        return _load_lines(text, path, field_map or {})
+    except RecursionError:
+        raise InputError("JSON nested too deeply", path=path, line=1) from None
+    if isinstance(data, dict) and isinstance(data.get("data"), list):
+        records = data["data"]
+    elif isinstance(data, list):
+        records = data
+    elif isinstance(data, dict):  # a single record on one line
+        return _load_lines(text, path, field_map or {})
+    else:
+        raise InputError("expected trust-eval data: an object with a 'data' list of records, or one record per "
+                         "line", path=path, line=1)
     lines = _record_lines(text, len(records))
     cases = [case_from_record(r, path=path, line=line, index=i, field_map=field_map or {})
              for i, (r, line) in enumerate(zip(records, lines))]
@@ -128,20 +140,15 @@ def load_json(path: str | Path, field_map: dict[str, str] | None = None):
     return cases, origins
 
 
-def load_jsonl(path: str | Path, field_map: dict[str, str] | None = None):
-    from evalyard import check_unique_ids, load_jsonl_cases, parse_case_json, read_case_file
+def _load_lines(text: str, path: str, field_map: dict[str, str]):
+    from evalyard import parse_case_json
 
-    path = str(path)
-    text = read_case_file(path)
-    first = next((n for n, line in enumerate(text.split("\n"), start=1) if line.strip()), None)
-    if first is None or not is_trust_record(parse_case_json(text.split("\n")[first - 1], path, first)):
-        return load_jsonl_cases(path, field_map)
     cases, origins = [], []
     for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         record = parse_case_json(line, path, n)
-        cases.append(case_from_record(record, path=path, line=n, index=len(cases), field_map=field_map or {}))
+        cases.append(case_from_record(record, path=path, line=n, index=len(cases), field_map=field_map))
         origins.append(f"{path}:{n}")
     check_unique_ids(cases, origins)
     return cases, origins

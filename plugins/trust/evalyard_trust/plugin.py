@@ -22,9 +22,8 @@ def register_prompt_templates(register):
 
 @hookimpl
 def register_loaders(register):
-    from .loader import load_json, load_jsonl
+    from .loader import FORMAT, EXTENSIONS, load_trust_eval
 
-    # Same extensions as the core's loaders: trust-eval's shape is recognised, anything else
-    # goes to the core's loader unchanged (see loader.py).
-    register(".json", load_json)
-    register(".jsonl", load_jsonl)
+    # A format of its own, chosen by name (--format trust-eval, a suite's format:) or by its own
+    # file endings: plain .json/.jsonl files stay the core's, whatever their content.
+    register(FORMAT, load_trust_eval, extensions=EXTENSIONS)

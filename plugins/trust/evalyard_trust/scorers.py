@@ -149,6 +149,19 @@ class TrustScorer(Scorer):
     def verdict(self, facts: dict[str, Any]) -> Score:
         raise NotImplementedError
 
+    def calibration_value(self, score: Score) -> float | None:
+        """The mean P(yes) of the judge's entailment calls behind this score (claims for correctness,
+        citation checks for citations), when the judge was read by logprobs: a graded value where
+        the score itself counts 0/1 verdicts. Otherwise the value."""
+        facts = score.details or {}
+        calls = []
+        if "correctness" in self.axes:
+            calls += (facts.get("cm") or {}).get("nli_calls") or []
+        if "citations" in self.axes:
+            calls += (facts.get("citations") or {}).get("nli_calls") or []
+        found = [c["p_yes"] for c in calls if isinstance(c.get("p_yes"), (int, float))]
+        return sum(found) / len(found) if found else score.value
+
     # -- the corpus -----------------------------------------------------------------------
     def aggregate(self, scores: list[Score]) -> dict[str, float]:
         facts = [s.details for s in scores if s.error is None and s.details]

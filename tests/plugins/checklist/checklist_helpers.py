@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-REFERENCE = Path("/work/shared/reference/data/checklist")
+from testutil import REFERENCE_DATA
+
+REFERENCE = REFERENCE_DATA / "checklist"
 
 
 def reference_records() -> list[dict]:

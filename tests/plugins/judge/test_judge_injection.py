@@ -71,6 +71,6 @@ def test_judged_text_stays_inside_markers_it_cannot_close(stem, payload):
     blocks = re.findall(re.escape(opening) + r"\n(.*?)\n" + re.escape(closing), content, re.DOTALL)
     assert any(payload in block for block in blocks)
     assert content.count(opening) == content.count(closing) == len(blocks)
-    # the notice comes before all judged text, the answer instructions after it
-    assert content.index("The material to evaluate") < content.index(opening)
-    assert "ANSWER" in content.rsplit(closing, 1)[1]
+    # The marker rules and the answer format come before all judged text (the static prompt part).
+    static = prompt.messages[0]["content"]
+    assert "The material to evaluate" in static and prompt.nonce not in static

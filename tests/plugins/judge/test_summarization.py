@@ -4,16 +4,16 @@ for both the legacy and the new length-penalty behaviour, through the scripted m
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from evalyard import Case
 from evalyard_judge.ragas import SummarizationScore, combined_score, conciseness_score
 
-REFERENCE = Path("/work/shared/reference/data/ragas/summary_score_golden.jsonl")
-ROWS = [json.loads(line) for line in REFERENCE.read_text().splitlines()] if REFERENCE.exists() else []
-needs_reference = pytest.mark.skipif(not ROWS, reason="the Ragas reference data is not on this machine")
+from testutil import REFERENCE_DATA
+
+REFERENCE = REFERENCE_DATA / "ragas" / "summary_score_golden.jsonl"
+ROWS = [json.loads(line) for line in REFERENCE.read_text().splitlines()]
 
 
 def scripted_answers(row):
@@ -27,7 +27,6 @@ def case_of(row):
     return Case(id=row["id"], candidate=row["response"], context=row["reference_contexts"])
 
 
-@needs_reference
 @pytest.mark.parametrize("compat,key", [("current", "modern_score"), ("legacy", "legacy_score")])
 @pytest.mark.parametrize("row", ROWS, ids=[r["id"] for r in ROWS])
 def test_reproduces_the_reference(row, compat, key, rules, score):

@@ -1,8 +1,7 @@
 """Fixtures for the lexicon plugin's tests.
 
-The shared reference data and NLTK data live beside the repository, in
-``../shared`` relative to its root; tests needing them skip with the reason when
-that folder is absent.
+The reference figures of Arthur Bench live in tests/data/reference; NLTK's data is
+optional (``NLTK_DATA``): tests needing it skip with the reason when it is not set.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from lexicon_helpers import NLTK_DATA, REFERENCE_DATA, require_nltk_data
 
 @pytest.fixture
 def nltk_data(monkeypatch) -> Path:
-    """Point NLTK at the shared NLTK data (set before nltk is first imported, and
+    """Point NLTK at the NLTK data named by NLTK_DATA (set before nltk is first imported, and
     honoured by the plugin if nltk was imported earlier in the session)."""
     require_nltk_data()
     monkeypatch.setenv("NLTK_DATA", str(NLTK_DATA))
@@ -35,11 +34,9 @@ def no_nltk_data(monkeypatch):
 
 @pytest.fixture(scope="session")
 def reference_rows() -> list[tuple[dict, dict]]:
-    """``(case, Arthur Bench 0.3.1 scores)`` pairs from the shared reference data."""
+    """``(case, Arthur Bench 0.3.1 scores)`` pairs from the reference data."""
     case_file = REFERENCE_DATA / "cases.jsonl"
     score_file = REFERENCE_DATA / "arthur_bench_scores.jsonl"
-    if not (case_file.exists() and score_file.exists()):
-        pytest.skip(f"reference data not found in {REFERENCE_DATA} (expected ../shared beside the repository)")
     with case_file.open() as f:
         case_rows = [json.loads(line) for line in f if line.strip()]
     with score_file.open() as f:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from evalyard import Case
+from testutil import REFERENCE_DATA  # noqa: F401 (the lexicon tests import it from here)
 
-ROOT = Path(__file__).resolve().parents[3]  # the repository root
-SHARED = ROOT.parent / "shared"
-REFERENCE_DATA = SHARED / "reference" / "data"
-NLTK_DATA = SHARED / "nltk_data"
+#: NLTK's corpora may not be copied into the repository: the tests that need them run when
+#: NLTK_DATA names a folder holding them (CI points it at its copy) and skip otherwise.
+NLTK_DATA = Path(os.environ["NLTK_DATA"]) if os.environ.get("NLTK_DATA") else None
 
 
 def cases(*pairs: tuple[str | None, str | None]) -> list[Case]:
@@ -24,7 +25,10 @@ def candidates(*texts: str) -> list[Case]:
 
 
 def require_nltk_data() -> None:
-    """Skip unless nltk (the plugin's ``compat`` extra) and the shared NLTK data are there."""
+    """Skip, saying why, unless nltk (the plugin's ``compat`` extra) and NLTK's data (``NLTK_DATA``) are there."""
     pytest.importorskip("nltk", reason="nltk is not installed (pip install -e 'plugins/lexicon[compat]')")
+    if NLTK_DATA is None:
+        pytest.skip("NLTK data: set NLTK_DATA to a folder holding punkt_tab, averaged_perceptron_tagger_eng "
+                    "and cmudict to run this test")
     if not NLTK_DATA.is_dir():
-        pytest.skip(f"NLTK data not found at {NLTK_DATA} (expected ../shared/nltk_data beside the repository)")
+        pytest.skip(f"NLTK data: NLTK_DATA={NLTK_DATA} is not a folder")

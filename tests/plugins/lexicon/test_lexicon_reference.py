@@ -1,9 +1,9 @@
-"""arthur_compat reproduces Arthur Bench 0.3.1 on the shared reference cases.
+"""arthur_compat reproduces Arthur Bench 0.3.1 on the reference cases (tests/data/reference).
 
-The reference values (shared/reference/data) were produced by arthur-bench 0.3.1
+The reference values were produced by arthur-bench 0.3.1
 with textstat 0.7.13 + NLTK's cmudict, nltk 3.10.4 (punkt_tab, averaged perceptron
 tagger), wordfreq 3.1.1 and pyphen 0.18.1, each case in its own run_batch call.
-With NLTK_DATA pointing at the shared NLTK data, every value must match and every
+With NLTK_DATA pointing at NLTK's data, every value must match and every
 case where the original raised must be a recorded error of the same type.
 """
 

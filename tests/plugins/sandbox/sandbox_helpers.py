@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from evalyard import Case
 
-ROOT = Path(__file__).resolve().parents[3]  # the repository root
-REFERENCE_DATA = ROOT.parent / "shared" / "reference" / "data"
+from testutil import REFERENCE_DATA  # noqa: F401 (the sandbox tests import it from here)
 
 
 def code_case(code: str | None, tests: str | None = None, case_id: str = "c", **metadata) -> Case:

@@ -31,7 +31,7 @@ def seed_sample():
 
 
 def test_the_seed_sample_arithmetic(app, tmp_path):
-    data = run_json(app, write_data(tmp_path / "seed.json", seed_sample()), "-s", "trust_score:entailment=lexical")
+    data = run_json(app, write_data(tmp_path / "seed.trust.json", seed_sample()), "-s", "trust_score:entailment=lexical")
     aggregate = data["scorers"]["trust_score"]["aggregate"]
     assert_close(aggregate, {
         "answered_ratio": 50.0, "answered_num": 5, "answerable_num": 7, "overlapped_num": 5,
@@ -57,7 +57,7 @@ def qampari_items():
 
 
 def test_qampari_list_answers_em5(app, tmp_path):
-    data = run_json(app, write_data(tmp_path / "qampari.json", qampari_items()), "-s", "trust_correctness:mode=em5")
+    data = run_json(app, write_data(tmp_path / "qampari.trust.json", qampari_items()), "-s", "trust_correctness:mode=em5")
     aggregate = data["scorers"]["trust_correctness"]["aggregate"]
     third = 100 / 3
     assert_close(aggregate, {
@@ -78,7 +78,7 @@ def test_qampari_list_answers_em5(app, tmp_path):
 
 
 def test_qampari_citations_check_question_plus_item(app, tmp_path):
-    data = run_json(app, write_data(tmp_path / "qampari.json", qampari_items()), "-s",
+    data = run_json(app, write_data(tmp_path / "qampari.trust.json", qampari_items()), "-s",
                     "trust_citations:mode=em5,entailment=lexical")
     rows = details_by_case(app, data["run_id"], "trust_citations")
     sentences = rows["item-01"].details["citations"]["sentences"]
@@ -98,7 +98,7 @@ def claim_items():
 
 
 def test_claim_match_cm(app, tmp_path):
-    data = run_json(app, write_data(tmp_path / "claims.json", claim_items()), "-s",
+    data = run_json(app, write_data(tmp_path / "claims.trust.json", claim_items()), "-s",
                     "trust_correctness:mode=cm,entailment=lexical")
     aggregate = data["scorers"]["trust_correctness"]["aggregate"]
     assert_close(aggregate, {"regular_claims_nli": 50.0, "answered_claims_nli": 75.0,
@@ -110,7 +110,7 @@ def test_claim_match_cm(app, tmp_path):
 
 
 def test_trust_score_in_cm_mode_uses_the_claim_f1(app, tmp_path):
-    data = run_json(app, write_data(tmp_path / "claims.json", claim_items()), "-s",
+    data = run_json(app, write_data(tmp_path / "claims.trust.json", claim_items()), "-s",
                     "trust_score:mode=cm,entailment=lexical")
     aggregate = data["scorers"]["trust_score"]["aggregate"]
     expected = (aggregate["calib_claims_nli_f1"] + aggregate["macro_f1"] + aggregate["answered_citation_f1"]) / 3
@@ -130,7 +130,7 @@ def test_refusal_is_a_fuzzy_partial_ratio_above_85(output, ratio, refused):
 
 def test_extra_refusal_phrasings_are_configurable(app, tmp_path):
     items = [item("Sorry, the documents do not contain the answer.", [["Paris"]], [doc("x", "nothing", 0)])]
-    path = write_data(tmp_path / "d.json", items)
+    path = write_data(tmp_path / "d.trust.json", items)
     plain = run_json(app, path, "-s", "trust_refusal")
     assert plain["scorers"]["trust_refusal"]["labels"] == {"answered": 1}
     extra = run_json(app, path, "-s", "trust_refusal:refusal_phrases=the documents do not contain the answer")
@@ -150,7 +150,7 @@ def quirk_items():
 
 
 def test_compatible_mode_keeps_trust_eval_quirks(app, tmp_path):
-    data = run_json(app, write_data(tmp_path / "q.json", quirk_items()), "-s", "trust_score:entailment=lexical")
+    data = run_json(app, write_data(tmp_path / "q.trust.json", quirk_items()), "-s", "trust_score:entailment=lexical")
     rows = details_by_case(app, data["run_id"], "trust_score")
     first = rows["item-01"].details
     assert first["output_citations_removed"] == "Fleming discovered penicillin in 1928, 2."
@@ -161,7 +161,7 @@ def test_compatible_mode_keeps_trust_eval_quirks(app, tmp_path):
 
 
 def test_corrected_mode_fixes_them(app, tmp_path):
-    data = run_json(app, write_data(tmp_path / "q.json", quirk_items()), "-s",
+    data = run_json(app, write_data(tmp_path / "q.trust.json", quirk_items()), "-s",
                     "trust_score:entailment=lexical,corrected=true")
     rows = details_by_case(app, data["run_id"], "trust_score")
     first = rows["item-01"].details

@@ -52,7 +52,7 @@ def test_the_example_suite_with_the_scripted_judge(app):
 def test_p_yes_against_a_threshold(app, tmp_path, rules, threshold, entailed):
     model = rules([{"template": "trust_entailment", "content": "yes",
                     "logprobs": [{"yes": math.log(0.7), "no": math.log(0.3)}]}])
-    path = write_data(tmp_path / "one.json", ONE)
+    path = write_data(tmp_path / "one.trust.json", ONE)
     data = run_json(app, path, "-s", f"trust_citations:entailment=judge,entailment_answer=logprobs,"
                     f"entailment_threshold={threshold}", "--judge-model", model)
     (call,) = details_by_case(app, data["run_id"], "trust_citations")["item-01"].details["citations"]["nli_calls"]
@@ -62,7 +62,7 @@ def test_p_yes_against_a_threshold(app, tmp_path, rules, threshold, entailed):
 
 def test_a_text_verdict_is_read_from_the_last_line(app, tmp_path, rules):
     model = rules([{"template": "trust_entailment", "content": "The premise names her.\nANSWER: yes"}])
-    data = run_json(app, write_data(tmp_path / "one.json", ONE), "-s",
+    data = run_json(app, write_data(tmp_path / "one.trust.json", ONE), "-s",
                     "trust_citations:entailment=judge,entailment_answer=text", "--judge-model", model)
     assert data["scorers"]["trust_citations"]["mean"] == 1.0
 
@@ -70,7 +70,7 @@ def test_a_text_verdict_is_read_from_the_last_line(app, tmp_path, rules):
 @pytest.mark.parametrize("answer", ["structured", "text"])
 def test_an_unreadable_verdict_is_a_recorded_error_with_the_raw_text(app, tmp_path, rules, answer):
     model = rules([{"template": "trust_entailment", "content": "It depends on the reader."}])
-    data = run_json(app, write_data(tmp_path / "one.json", ONE), "-s",
+    data = run_json(app, write_data(tmp_path / "one.trust.json", ONE), "-s",
                     f"trust_score:entailment=judge,entailment_answer={answer}", "--judge-model", model,
                     exit_code=1)  # every result an error: the run fails
     stats = data["scorers"]["trust_score"]
@@ -84,14 +84,14 @@ def test_an_unreadable_verdict_is_a_recorded_error_with_the_raw_text(app, tmp_pa
 
 def test_a_failing_model_call_is_a_recorded_error(app, tmp_path, rules):
     model = rules([{"template": "trust_entailment", "error": 400}])
-    data = run_json(app, write_data(tmp_path / "one.json", ONE), "-s", "trust_citations:entailment=judge",
+    data = run_json(app, write_data(tmp_path / "one.trust.json", ONE), "-s", "trust_citations:entailment=judge",
                     "--judge-model", model, exit_code=1)
     row = details_by_case(app, data["run_id"], "trust_citations")["item-01"]
     assert row.value is None and row.error.startswith("entailment judge") and row.details["status"] == 400
 
 
 def test_auto_uses_the_stub_without_a_judge_and_the_judge_with_one(app, tmp_path, rules):
-    path = write_data(tmp_path / "one.json", ONE)
+    path = write_data(tmp_path / "one.trust.json", ONE)
     plain = run_json(app, path, "-s", "trust_score")
     assert fingerprint(app, plain["run_id"])["entailment"]["backend"] == "lexical"
     model = rules([{"template": "trust_entailment", "content": {"answer": "no"}}])
@@ -103,7 +103,7 @@ def test_auto_uses_the_stub_without_a_judge_and_the_judge_with_one(app, tmp_path
 
 def test_judge_without_a_model_is_a_usage_error(app, monkeypatch):
     monkeypatch.delenv("EVALYARD_JUDGE_MODEL", raising=False)
-    result = invoke(app, "run", ASQA, "-s", "trust_score:entailment=judge")
+    result = invoke(app, "run", ASQA, "--format", "trust-eval", "-s", "trust_score:entailment=judge")
     assert result.exit_code == 2 and "needs a judge model" in result.output
 
 
@@ -122,7 +122,7 @@ class EverythingEntails:
 
 def test_a_plugin_adds_a_backend_without_touching_this_one(app, tmp_path):
     evalyard_trust.register_entailment_backend("always", EverythingEntails)
-    data = run_json(app, ASQA, "-s", "trust_citations:entailment=always")
+    data = run_json(app, ASQA, "--format", "trust-eval", "-s", "trust_citations:entailment=always")
     aggregate = data["scorers"]["trust_citations"]["aggregate"]
     assert aggregate["answered_citation_rec"] > 35.0  # the stub's 35: every cited sentence now counts
     assert fingerprint(app, data["run_id"])["entailment"] == {"backend": "always", "note": "test backend"}
@@ -131,8 +131,8 @@ def test_a_plugin_adds_a_backend_without_touching_this_one(app, tmp_path):
 
 
 def test_runs_show_and_compare_show_the_corpus_keys(app):
-    base = run_json(app, ASQA, "-s", "trust_score:entailment=lexical")["run_id"]
-    new = run_json(app, ASQA, "-s", "trust_score:entailment=lexical,corrected=true")["run_id"]
+    base = run_json(app, ASQA, "--format", "trust-eval", "-s", "trust_score:entailment=lexical")["run_id"]
+    new = run_json(app, ASQA, "--format", "trust-eval", "-s", "trust_score:entailment=lexical,corrected=true")["run_id"]
     shown = invoke(app, "runs", "show", base)
     assert shown.exit_code == 0 and "trust_score=57.787" in shown.output
     compared = invoke(app, "compare", base, new)

@@ -16,7 +16,7 @@ def order():
 
 
 def test_every_key_of_the_stub_nli_reference_through_the_cli(app):
-    data = run_json(app, ASQA, "-s", "trust_score:entailment=lexical")
+    data = run_json(app, ASQA, "--format", "trust-eval", "-s", "trust_score:entailment=lexical")
     aggregate = data["scorers"]["trust_score"]["aggregate"]
     assert_close(aggregate, reference_json("results_asqa_stubnli.json"))
     # the seed's *_str_hit keys, which 0.1.5 lacks, from their definition (hit = every gold answer found)
@@ -26,7 +26,7 @@ def test_every_key_of_the_stub_nli_reference_through_the_cli(app):
 
 
 def test_the_correctness_scorer_matches_the_no_nli_reference(app):
-    data = run_json(app, ASQA, "-s", "trust_correctness")
+    data = run_json(app, ASQA, "--format", "trust-eval", "-s", "trust_correctness")
     aggregate = data["scorers"]["trust_correctness"]["aggregate"]
     assert_close(aggregate, reference_json("results_asqa_real.json"))
     assert not any("citation" in key for key in aggregate) and "trust_score" not in aggregate
@@ -35,7 +35,7 @@ def test_the_correctness_scorer_matches_the_no_nli_reference(app):
 
 
 def test_per_item_values_and_the_nli_calls_in_order(app, order):
-    data = run_json(app, ASQA, "-s", "trust_score:entailment=lexical")
+    data = run_json(app, ASQA, "--format", "trust-eval", "-s", "trust_score:entailment=lexical")
     rows = details_by_case(app, data["run_id"], "trust_score")
     for expected in reference_lines("per_item_asqa.jsonl"):
         facts = rows[expected["id"]].details
@@ -56,7 +56,7 @@ def test_per_item_values_and_the_nli_calls_in_order(app, order):
 
 
 def test_the_audit_trail_of_one_over_cited_sentence(app):
-    data = run_json(app, ASQA, "-s", "trust_citations:entailment=lexical")
+    data = run_json(app, ASQA, "--format", "trust-eval", "-s", "trust_citations:entailment=lexical")
     facts = details_by_case(app, data["run_id"], "trust_citations")["asqa-02"].details["citations"]
     (sentence,) = facts["sentences"]
     assert sentence["citations"] == [1, 2] and sentence["supported"] == 1

@@ -9,9 +9,9 @@ from typing import Any
 from click.testing import CliRunner
 
 from evalyard.cli import cli
-from testutil import SHARED
+from testutil import REFERENCE_DATA
 
-REFERENCE = SHARED / "reference" / "data" / "trust"
+REFERENCE = REFERENCE_DATA / "trust"
 ASQA = REFERENCE / "asqa_eval.json"
 
 
