@@ -152,6 +152,13 @@ class ModelLayer:
             return declared
         return supports_logprobs(self.litellm, model)
 
+    def reasons_by_default(self, model: str) -> bool:
+        """Whether judges ask this model for reasoning before its answer when a scorer does not say:
+        yes, unless the model's provider says it answers better without (small local models)."""
+        from .providers import capabilities
+
+        return bool(capabilities(model).get("reasoning", True))
+
     def request_params(self, model: str, params: dict[str, Any] | None = None,
                        logprobs: int | None = None) -> dict[str, Any]:
         """The parameters sent (and hashed into the key): settings' params, then the call's."""

@@ -17,6 +17,10 @@ from .answers import AnswerShape
 from .ask import Judgement, ask
 from .template import TEMPLATE_FIELDS, PromptTemplate, parse_template
 
+#: (scorer, model) pairs already warned about in this process: the warning is said once.
+_WARNED: set[tuple[str, str]] = set()
+
+
 def missing_model_message(scorer: str) -> str:
     return (f"scorer {scorer} needs a judge model: pass --judge-model MODEL, set EVALYARD_JUDGE_MODEL, "
             f"or give the scorer a `model` option in the suite")
@@ -41,7 +45,9 @@ class PromptScorer(Scorer):
         samples: int = field(default=1, metadata={"help": "judge each case n times"})
         vote: Literal["auto", "majority", "mean"] = field(
             default="auto", metadata={"help": "combine samples: majority label or mean value"})
-        reasoning: bool = field(default=True, metadata={"help": "ask for reasoning before the answer"})
+        reasoning: bool | None = field(default=None, metadata={
+            "help": "ask for reasoning before the answer (default: yes, but not on a small local model, "
+                    "whose one-word answers are the readable ones)"})
         logprobs: bool = field(default=False, metadata={"help": "value from P(yes) (binary answers)"})
         structured: bool = field(default=False, metadata={"help": "ask for a JSON answer (schema)"})
         max_tokens: int | None = None
@@ -110,9 +116,26 @@ class PromptScorer(Scorer):
         if self.config.logprobs and shape.kind != "binary":
             raise ConfigError(f"scorer {self.name}: logprobs works with binary answers only "
                               f"(this template answers {shape.kind})")
+        self._warn_if_small_model(shape)
         if not shape.gives_value and type(self).ascore is PromptScorer.ascore:  # its value is the judgement's
             raise ConfigError(f"scorer {self.name}: a json answer gives a scorer's value through `value:`, "
                               "naming a number or true/false property of its schema")
+
+    def _warn_if_small_model(self, shape: AnswerShape) -> None:
+        """Say once when a judge asks a small local model for what it does poorly: reasoning before
+        its answer, or a choice among labels (pairwise judges included)."""
+        model = self.judge_model()
+        if self.layer().reasons_by_default(model):
+            return
+        asked = "reasoning" if self.config.reasoning else "a choice among labels" if shape.kind == "choice" else None
+        if asked is None or (self.name, model) in _WARNED:
+            return
+        _WARNED.add((self.name, model))
+        import logging
+
+        logging.getLogger("evalyard").warning(
+            "evalyard: scorer %s asks the small model %s for %s, which it does unreliably; yes/no judges "
+            "(with logprobs=true) suit it, a hosted model suits this one", self.name, model, asked)
 
     def fingerprint_data(self) -> dict[str, Any]:
         """What decides this scorer's values: version and options, the judge model and the template's hash."""
@@ -136,6 +159,13 @@ class PromptScorer(Scorer):
             self._own_layer.close()
             self._own_layer = None
 
+    def reasoning(self) -> bool:
+        """Whether the judge reasons before answering: the scorer's ``reasoning``, else the model's
+        habit (a small local model answers in one word, reliably; its reasoning often ends nowhere)."""
+        if self.config.reasoning is not None:
+            return self.config.reasoning
+        return self.layer().reasons_by_default(self.judge_model())
+
     # -- scoring -------------------------------------------------------------------
     async def ascore(self, case: Any) -> Score:
         judgement = await self.judge(case)
@@ -147,7 +177,7 @@ class PromptScorer(Scorer):
         template = overrides.pop("template", None) or self.prompt_template()
         config = self.config
         options: dict[str, Any] = {
-            "answer": self.answer_shape(), "variables": config.variables, "reasoning": config.reasoning,
+            "answer": self.answer_shape(), "variables": config.variables, "reasoning": self.reasoning(),
             "structured": config.structured, "logprobs": config.logprobs, "samples": config.samples,
             "vote": config.vote, "params": {"temperature": config.temperature, "max_tokens": config.max_tokens}}
         options.update(overrides)

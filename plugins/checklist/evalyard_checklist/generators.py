@@ -14,9 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from evalyard import Case, ConfigError, Generator, InputError, JudgeError
-from evalyard.models import Usage
-from evalyard.prompting import ask
+from evalyard import Case, ConfigError, Generator, InputError, JudgeError, Usage, ask
 
 from .data import Checklist, ChecklistItem
 from .parsing import ReplyError, extract_json
@@ -175,8 +173,6 @@ class ChecklistGenerator(Generator):
 
     async def make_checklist(self, case: Case) -> MadeChecklist:
         """One checklist for one case (instance-level pipelines); failures are returned, not raised."""
-        from evalyard.models import CostLimitReached
-
         spent: list[Usage] = []
         raw = None
         try:
@@ -184,8 +180,6 @@ class ChecklistGenerator(Generator):
             variables.update({"max_items": self.max_items or 20, "min_items": self.min_items})
             value, raw = await self.call(self.template_name, case, variables, spent)
             items = self.read_items(value)
-        except CostLimitReached:
-            raise
         except (JudgeError, ReplyError, InputError, ValueError) as exc:
             return MadeChecklist(None, {"pipeline": self.name, "model": self.config.model}, sum(spent, Usage()),
                                  f"{type(exc).__name__}: {exc}", raw[:RAW_LIMIT] if raw else None)
@@ -341,8 +335,6 @@ class Feedback(CorpusGenerator):
         beam: int = field(default=5, metadata={"help": "selector: beam width"})
 
     async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
-        from evalyard.models import CostLimitReached
-
         from .refiners import deduplicate, select, tag_general
 
         observations: list[str] = []
@@ -372,8 +364,6 @@ class Feedback(CorpusGenerator):
                 items, details["tagged_out"] = await tag_general(self, items, spent)
             if self.max_items is not None and len(items) > self.max_items:
                 items, details["selection"] = await select(self, items, len(observations))
-        except CostLimitReached:
-            raise
         except (JudgeError, ReplyError, ValueError) as exc:
             return MadeChecklist(None, details, sum(spent, Usage()), f"{type(exc).__name__}: {exc}", raw)
         return self.finish(items, details, spent, raw)
@@ -431,8 +421,6 @@ class CheckEval(CorpusGenerator):
         self.dimensions()
 
     async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
-        from evalyard.models import CostLimitReached
-
         from .refiners import deduplicate, keep_passing
 
         spent: list[Usage] = []
@@ -456,8 +444,6 @@ class CheckEval(CorpusGenerator):
             items = [item for group in per_dimension for item in group]
             details["generated"] = len(items)
             items, details["dedup"] = await deduplicate(self, items, spent)
-        except CostLimitReached:
-            raise
         except (JudgeError, ReplyError, ValueError) as exc:
             return MadeChecklist(None, details, sum(spent, Usage()), f"{type(exc).__name__}: {exc}", raw)
         return self.finish(items, details, spent, raw)
@@ -480,8 +466,6 @@ class InteractEval(CorpusGenerator):
         rubric: str = field(default="", metadata={"help": "the dimension's rubric"})
 
     async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
-        from evalyard.models import CostLimitReached
-
         dimension = self.config.dimension or next(
             (c.metadata["dimension"] for c in cases if isinstance(c.metadata.get("dimension"), str)), "")
         attributes: list[str] = []
@@ -521,8 +505,6 @@ class InteractEval(CorpusGenerator):
                 "dimension": dimension, "rubric": self.config.rubric, "questions": [i.question for i in drafted]},
                 spent, temperature=self.VALIDATION_TEMPERATURE)
             items = [ChecklistItem(i.question, i.weight, dimension, "", i.metadata) for i in self.read_items(value)]
-        except CostLimitReached:
-            raise
         except (JudgeError, ReplyError, ValueError) as exc:
             return MadeChecklist(None, details, sum(spent, Usage()), f"{type(exc).__name__}: {exc}", raw)
         return self.finish(items, details, spent, raw)

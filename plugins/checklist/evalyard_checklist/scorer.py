@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from evalyard import Case, ConfigError, InputError, JudgeError, Score, Scorer
-from evalyard.models import Usage
-from evalyard.prompting import AnswerShape, ask
+from evalyard import AnswerShape, Case, ConfigError, InputError, JudgeError, Score, Scorer, Usage, ask
 
 from .data import Checklist, checklist_from, load_checklists_file
 from .metrics import PRIMARY_METRICS, category_scores, corpus_metrics, item_aggregates

@@ -14,8 +14,7 @@ import asyncio
 import dataclasses
 from typing import Any, ClassVar
 
-from evalyard import Case, JudgeError, Score
-from evalyard.models import Usage
+from evalyard import Case, JudgeError, Score, Usage
 
 from .base import JudgeScorer
 from .templates import template_name

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalyard.models import Usage
-from evalyard.prompting import PromptLibrary, PromptScorer, env_dirs
+from evalyard import PromptLibrary, PromptScorer, Settings, Usage
 
 from .templates import TEMPLATE_DIR, template_name
 
@@ -29,7 +28,7 @@ class JudgeScorer(PromptScorer):
     def prompt_template(self):
         if self.template is None:
             if self.prompts is None:
-                self.prompts = PromptLibrary(env_dirs())
+                self.prompts = PromptLibrary(Settings.from_env().prompt_dirs)
             ensure_templates(self.prompts)
         return super().prompt_template()
 

@@ -95,7 +95,7 @@ def calibration(app: Any, data: str, *, run_ref: str | None, scorer: str | None,
     source = _value_source(instance, value)
     if source == "calibration_value" and instance is None:
         raise click.UsageError(f"scorer {entry['name']!r} is not installed: calibrate on --value value or details.KEY")
-    from evalyard.calibration import source_value
+    from evalyard import source_value
 
     results = {r.case_id: r for r in store.results(run.id, entry["name"])}
     cases = {c.id: c for c in store.run_cases(run)}
@@ -180,7 +180,7 @@ def _rule(best: dict[str, Any]) -> str:
 
 
 def render_text(report: dict[str, Any], show: int) -> str:
-    from evalyard.cli.options import table
+    from evalyard import table
 
     skipped = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report["skipped"].items() if v)
     value = "" if report["value"] == "value" else f", on {report['value']}"
@@ -273,7 +273,7 @@ def calibrate_command(data, run_ref, scorer, label_field, positive, judge_model,
     evalyard calibrate labelled.jsonl --run RUN_ID --scorer qa_correctness --json
     evalyard calibrate labelled.jsonl -s criteria/correctness:logprobs=true --save
     """
-    from evalyard.cli.options import current_app, echo_json
+    from evalyard import current_app, echo_json
 
     try:
         app = current_app()
@@ -284,7 +284,7 @@ def calibrate_command(data, run_ref, scorer, label_field, positive, judge_model,
         if save:
             report["saved"] = save_calibration(app, report, db_url)
     except click.UsageError as exc:  # one line and exit 2, like the core's bad-usage errors
-        from evalyard.cli.options import CLIError
+        from evalyard import CLIError
 
         raise CLIError(exc.message) from None
     if as_json:

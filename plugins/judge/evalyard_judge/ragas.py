@@ -20,9 +20,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from evalyard import Case, JudgeError, Score
-from evalyard.models import Usage
-from evalyard.prompting import PromptScorer
+from evalyard import Case, JudgeError, PromptScorer, Score, Usage
 
 from .base import JudgeScorer
 from .templates import template_name

@@ -22,7 +22,7 @@ from importlib.metadata import PackageNotFoundError, packages_distributions, ver
 from typing import Any
 
 from evalyard import InputError, Scorer, Settings
-from evalyard.executors import class_reference
+from evalyard import class_reference
 
 from .cluster import capacity, check_nodes, connect
 from .pool import ActorPool, Progress

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from evalyard import Case, Score
-from evalyard.errors import BatchStopped, ExecutorUnavailable, StopRun
+from evalyard import BatchStopped, ExecutorUnavailable, StopRun
 
 #: Seconds before another attempt when an actor could not be built (a node that cannot build
 #: it now may be replaced by one that can; the pool's timeout bounds the waiting).

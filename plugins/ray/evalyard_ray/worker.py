@@ -15,7 +15,7 @@ import socket
 from typing import Any
 
 from evalyard import Case, Score
-from evalyard.errors import BatchStopped, StopRun
+from evalyard import BatchStopped, StopRun
 
 #: (module, qualified name, plugin file or None), as ``evalyard.executors.class_reference`` gives it.
 Reference = tuple[str, str, "str | None"]
@@ -27,7 +27,7 @@ def load_scorer_class(reference: Reference) -> Any:
     if path is not None:
         if not os.path.isfile(path):
             raise ModuleNotFoundError(f"plugin file {path} is not on this node")
-        from evalyard.plugins import import_file
+        from evalyard import import_file
 
         module = import_file(path)
     else:

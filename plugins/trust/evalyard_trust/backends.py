@@ -34,17 +34,20 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 
 
 class EntailmentError(Exception):
-    """An entailment call that produced no verdict (model failure, unreadable answer)."""
+    """An entailment call that produced no verdict (model failure, unreadable answer); ``usage``
+    holds the calls it made (an ``evalyard.Usage``, or None)."""
 
-    def __init__(self, message: str, **details: Any) -> None:
+    def __init__(self, message: str, usage: Any = None, **details: Any) -> None:
         super().__init__(message)
         self.details = details
+        self.usage = usage
 
 
 @dataclass
 class Entailment:
     entailed: int  # 1 or 0, as the TRUE model's "1" / anything else
     details: dict[str, Any] = field(default_factory=dict)
+    usage: Any = None  # the model calls behind the verdict (an ``evalyard.Usage``), None for none
 
 
 class LexicalEntailment:
@@ -99,7 +102,7 @@ class JudgeEntailment:
                 "note": self.approximation}
 
     async def entails(self, premise: str, hypothesis: str) -> Entailment:
-        from evalyard.prompting import ask
+        from evalyard import ask
 
         pseudo_case = {"id": "entailment", "candidate": hypothesis, "context": [premise]}
         judgement = await ask(self.runtime.models, self.model, self.template, pseudo_case, reasoning=False,
@@ -109,10 +112,10 @@ class JudgeEntailment:
             if key in judgement.details:
                 details[key] = judgement.details[key]
         if judgement.error is not None:
-            raise EntailmentError(f"entailment judge: {judgement.error}", **details)
+            raise EntailmentError(f"entailment judge: {judgement.error}", judgement.usage, **details)
         if "p_yes" in details:
-            return Entailment(int(details["p_yes"] >= self.threshold), details)
-        return Entailment(int(judgement.value == 1.0), details)
+            return Entailment(int(details["p_yes"] >= self.threshold), details, judgement.usage)
+        return Entailment(int(judgement.value == 1.0), details, judgement.usage)
 
 
 _BACKENDS: dict[str, Callable[[Any, Any], Any]] = {}

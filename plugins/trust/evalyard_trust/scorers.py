@@ -11,10 +11,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from evalyard import Score, Scorer, Settings
+from evalyard import JudgeError, Score, Scorer, Settings, Usage
 
 from .backends import EntailmentError, LexicalEntailment, make_backend
-from .metrics import Assessor, Item, ItemError, corpus_metrics
+from .metrics import CASE_USAGE, Assessor, Item, ItemError, corpus_metrics
 from .refusal import REFUSAL_PHRASE, REFUSAL_THRESHOLD, refusal_detector
 from .text import SentenceSplitter
 
@@ -131,15 +131,20 @@ class TrustScorer(Scorer):
             item = item_from_case(case)
         except ItemError as exc:
             return Score.failure(f"case {case.id}: {exc}")
+        spent: list = []
+        CASE_USAGE.set(spent)
         try:
             facts = await self.assessor().assess(item)
         except ItemError as exc:
             return Score.failure(f"case {case.id}: {exc}")
         except EntailmentError as exc:
-            return Score.failure(str(exc), **exc.details)
+            return Score.failure(JudgeError(str(exc), details=exc.details, usage=_total(spent)))
         if self._backend is not None:
             facts["entailment"] = self._backend.name
-        return self.verdict(facts)
+        score = self.verdict(facts)
+        if score.usage is None:
+            score.usage = _total(spent)
+        return score
 
     def verdict(self, facts: dict[str, Any]) -> Score:
         raise NotImplementedError
@@ -166,12 +171,18 @@ class TrustScorer(Scorer):
         return out
 
 
+def _total(spent: list) -> dict[str, Any] | None:
+    """The case's usage: its entailment calls' (None when no model was called)."""
+    return sum((u for u in spent if u is not None), Usage()).to_dict()
+
+
 def private_runtime(model: str | None) -> Any:
-    from evalyard.runtime import Runtime
+    from evalyard import Runtime
 
-    from .plugin import TEMPLATES
+    from pathlib import Path
 
-    templates = [(p.stem, p, "trust") for p in sorted(TEMPLATES.glob("*.jinja"))]
+    # The plugin's templates, read from its folder (not imported from plugin.py, which imports this module)
+    templates = [(p.stem, p, "trust") for p in sorted((Path(__file__).parent / "prompts").glob("*.jinja"))]
     return Runtime(judge_model=model or Settings.from_env().judge_model, plugin_templates=templates)
 
 
