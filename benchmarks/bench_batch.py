@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from results_file import write_section
@@ -32,16 +31,6 @@ PLUGIN = ("from evalyard import hookimpl\n"
           "@hookimpl\n"
           "def register_scorers(register):\n"
           "    register_prompt_scorer('judge', template='correctness', register=register)\n")
-
-
-def submitted_ids(base_url: str) -> tuple[int, list[str]]:
-    with urllib.request.urlopen(f"{base_url}/batches") as response:
-        batches = json.load(response)["data"]
-    ids = []
-    for batch in batches:
-        with urllib.request.urlopen(f"{base_url}/files/{batch['input_file_id']}/content") as response:
-            ids += [json.loads(line)["custom_id"] for line in response.read().decode().splitlines() if line]
-    return len(batches), ids
 
 
 def main() -> None:
@@ -97,7 +86,9 @@ def main() -> None:
         info = litellm.get_model_info(model=MODEL)
         online = usage["prompt_tokens"] * info["input_cost_per_token"] + usage["completion_tokens"] * info[
             "output_cost_per_token"]
-        jobs, ids = submitted_ids(base_url)
+        from evalyard.testing.fake_openai import submitted_batches
+
+        jobs, ids = submitted_batches(base_url)
         rerun = subprocess.run([exe, "run", str(suite), "--judge-model", MODEL, "--batch", "--json"], env=env,
                                capture_output=True, text=True)
         rerun_usage = json.loads(rerun.stdout)["usage"]

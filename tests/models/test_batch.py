@@ -12,11 +12,11 @@ import sqlite3
 import subprocess
 import sys
 import time
-import urllib.request
 
 import pytest
 
 import evalyard
+from evalyard.testing.fake_openai import submitted_batches
 from testutil import write
 
 MODEL = "openai/gpt-4o-mini"  # priced in litellm's map, batch prices included
@@ -101,17 +101,6 @@ def _server_process(*args):
     return proc, line.rsplit(" ", 1)[1].strip()
 
 
-def _submitted_ids(base_url):
-    """Every request the server received in any batch, by custom_id (through the Batch API itself)."""
-    with urllib.request.urlopen(f"{base_url}/batches") as response:
-        batches = json.load(response)["data"]
-    ids = []
-    for batch in batches:
-        with urllib.request.urlopen(f"{base_url}/files/{batch['input_file_id']}/content") as response:
-            ids += [json.loads(line)["custom_id"] for line in response.read().decode().splitlines() if line]
-    return batches, ids
-
-
 def test_kill_9_while_polling_then_resume_submits_nothing_twice(tmp_path, cli_env, evalyard_exe, isolated_home):
     server, base_url = _server_process("--batch-delay-s", "4")
     try:
@@ -145,8 +134,8 @@ def test_kill_9_while_polling_then_resume_submits_nothing_twice(tmp_path, cli_en
         assert data["status"] == "completed" and data["scorers"]["judge"]["scored"] == 30
         assert data["usage"]["cost"] == pytest.approx(online_price(data["usage"]) / 2, rel=1e-9)
         assert "done" in resumed.stderr  # the batch progress line
-        batches, ids = _submitted_ids(base_url)
-        assert len(batches) == 1 and len(ids) == len(set(ids)) == 30  # resumed polling, nothing sent twice
+        batches, ids = submitted_batches(base_url)
+        assert batches == 1 and len(ids) == len(set(ids)) == 30  # resumed polling, nothing sent twice
         with sqlite3.connect(db) as con:
             pairs = con.execute("select case_id, scorer from results").fetchall()
             assert len(pairs) == len(set(pairs)) == 30

@@ -473,6 +473,20 @@ class FakeOpenAIServer:
         self.stop()
 
 
+def submitted_batches(base_url: str) -> tuple[int, list[str]]:
+    """How many batches a running server (this one or any Batch API) holds, and the custom_id of
+    every request submitted in them, read back through the API itself (for tests and benchmarks)."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"{base_url}/batches") as response:
+        batches = json.load(response)["data"]
+    ids = []
+    for batch in batches:
+        with urllib.request.urlopen(f"{base_url}/files/{batch['input_file_id']}/content") as response:
+            ids += [json.loads(line)["custom_id"] for line in response.read().decode().splitlines() if line]
+    return len(batches), ids
+
+
 def parse_faults(text: str) -> tuple[str, ...]:
     faults = tuple(f.strip() for f in text.split(",") if f.strip())
     unknown = [f for f in faults if f not in FAULT_KINDS]
