@@ -31,10 +31,36 @@ class Runtime:
         self.max_cost = max_cost
         self.concurrency = concurrency
         self.batch = batch
-        self.store = None  # set by the application when the run is created
-        self.run_id: str | None = None  # likewise
+        self._store = None
+        self._run_id: str | None = None
         self._prompts = None
         self._models = None
+
+    # The run's database and id are known only once the run is created, after scorers were set
+    # up; a layer already made (a scorer asked the provider's capabilities in setup) moves onto them.
+    @property
+    def store(self):
+        return self._store
+
+    @store.setter
+    def store(self, store) -> None:
+        self._store = store
+        if self._models is not None and store is not None:
+            from .models import SQLCache
+
+            self._models.cache = SQLCache(store.engine)
+            if self._models.batch is not None:
+                self._models.batch.engine = store.engine
+
+    @property
+    def run_id(self) -> str | None:
+        return self._run_id
+
+    @run_id.setter
+    def run_id(self, run_id: str | None) -> None:
+        self._run_id = run_id
+        if self._models is not None and self._models.batch is not None:
+            self._models.batch.run_id = run_id
 
     @property
     def judge_model(self) -> str | None:
