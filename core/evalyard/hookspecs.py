@@ -59,6 +59,17 @@ def register_executors(register):
     ``evalyard.executors.Executor`` (where scorer batches run: threads, processes, a cluster)."""
 
 
+@hookspec
+def register_model_providers(register):
+    """Register model providers: ``register(name, handler)`` sends the model strings ``NAME/...``
+    to ``handler``, a litellm custom handler (``completion`` / ``acompletion``; subclassing
+    ``litellm.CustomLLM`` is not needed, so registering imports nothing heavy). A handler may
+    also have ``capabilities(model)``, returning what the model layer should assume when a
+    suite's ``models:`` settings say nothing: ``supports_schema``, ``supports_logprobs``,
+    ``concurrency``, ``reasoning``. One prefix belongs to one plugin. The core's scripted test
+    model (``scripted/PATH``) and the local-model plugin (``local/NAME``) register this way."""
+
+
 @hookspec(firstresult=True)
 def default_judge_model():
     """Return the model string judges use when none is configured (``--judge-model``,

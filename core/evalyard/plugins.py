@@ -29,6 +29,7 @@ BUILTIN_PLUGINS = (
     "evalyard.builtins.scorers",
     "evalyard.builtins.executors",
     "evalyard.builtins.generators",
+    "evalyard.testing.scripted",
 )
 
 #: The namespace of everything the core registers itself (``evalyard/contains``).

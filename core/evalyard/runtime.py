@@ -20,7 +20,7 @@ class Runtime:
     def __init__(self, *, judge_model: str | None = None, default_judge: Any = None, prompt_dirs: Iterable[str | Path] = (),
                  plugin_templates: Iterable[tuple[str, Any, str]] = (), model_settings: dict[str, Any] | None = None,
                  use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4,
-                 batch: bool = False) -> None:
+                 batch: bool = False, model_providers: dict[str, Any] | None = None) -> None:
         self._judge_model = judge_model
         self._default_judge = default_judge
         self._judge_resolved = judge_model is not None
@@ -31,6 +31,8 @@ class Runtime:
         self.max_cost = max_cost
         self.concurrency = concurrency
         self.batch = batch
+        #: the application's model providers (``register_model_providers``); None: a default application's
+        self.model_providers = model_providers
         self._store = None
         self._run_id: str | None = None
         self._prompts = None
@@ -110,7 +112,7 @@ class Runtime:
                         for model, value in self.model_settings.items()}
             self._models = ModelLayer(cache=cache, use_cache=self.use_cache, concurrency=self.concurrency,
                                       settings=settings, usage=UsageMeter(max_cost=self.max_cost),
-                                      judge_model=self._judge_model)
+                                      judge_model=self._judge_model, providers=self.model_providers)
             if self.batch or any(s.batch for s in settings.values()):
                 from .models.batch import BatchQueue
 
