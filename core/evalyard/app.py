@@ -210,7 +210,6 @@ class Application:
         self._registry: Registry | None = None
         self._commands = None
         self._python_scorers: list[type] | None = None
-        self._model_providers: dict[str, Any] | None = None
 
     # -- plugins -----------------------------------------------------------
     @property
@@ -232,11 +231,9 @@ class Application:
     def model_providers(self) -> dict[str, Any]:
         """Model providers by model-string prefix (``scripted``, ``local``...), from the plugins'
         ``register_model_providers`` hooks: a run's model layer routes to these only."""
-        if self._model_providers is None:
-            from .models.providers import collect
+        from .models.providers import collect
 
-            self._model_providers = collect(self.host)
-        return self._model_providers
+        return collect(self.host)
 
     def prompt_library(self, registry: Registry | None = None, first_dirs: Iterable[str] = ()):
         """The user's prompt directories (``first_dirs``, then the settings'), plugins' templates, the built-ins."""
@@ -259,7 +256,6 @@ class Application:
         """Add an in-process plugin (tests, notebooks); undo with ``unregister_plugin``."""
         self.host.register(plugin, name, namespace)
         self._registry = None
-        self._model_providers = None
 
     def register_scorer(self, cls: type) -> str:
         """Make a scorer class usable in this application (namespace ``python``); returns its
@@ -299,7 +295,6 @@ class Application:
     def unregister_plugin(self, name: str) -> None:
         self.host.unregister(name)
         self._registry = None
-        self._model_providers = None
 
     def plugin_commands(self):
         """A click group holding the commands plugins add through ``register_commands``."""
@@ -402,7 +397,7 @@ class Application:
                        use_cache=run_settings.get("use_cache", True),
                        max_cost=None if max_cost is None else max(0.0, max_cost - spent),
                        concurrency=batch_concurrency(run_settings, concurrency), batch=bool(run_settings.get("batch")),
-                       model_providers=self.model_providers)
+                       plugins=self.host)
 
     def evaluate(self, suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
                  executor: str | None = None, generator: str | None = None,

@@ -13,6 +13,15 @@ hookspec = pluggy.HookspecMarker("evalyard")
 hookimpl = pluggy.HookimplMarker("evalyard")
 
 
+@hookspec(historic=True)
+def register_hookspecs(register):
+    """Declare hooks of the plugin's own (as pytest's ``pytest_addhooks``): ``register(namespace)``
+    for a module or class whose functions are marked ``@evalyard.hookspec``. Other plugins then
+    implement them with ``@evalyard.hookimpl``, and they load, trace and block like the core's
+    hooks; the declaring plugin asks for what was registered through
+    ``runtime.registered(hook_name)``. Called for every plugin as it loads."""
+
+
 @hookspec
 def register_scorers(register):
     """Register scorer classes: ``register(MyScorer)`` for each ``evalyard.Scorer`` subclass."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from typing import Any
 
 _lock = threading.Lock()
 #: Added from Python with add_custom_provider: every model layer of the process has them.
@@ -58,21 +58,9 @@ def _check(name: Any, handler: Any, who: str) -> None:
 def collect(host: Any) -> dict[str, Any]:
     """The providers the plugins of ``host`` (a ``PluginHost``) register, by model-string prefix,
     with those added through :func:`add_custom_provider` on top. One prefix, one plugin."""
-    from ..errors import PluginError
-
-    found: dict[str, tuple[Any, str]] = {}
-
-    def register_for(plugin: str) -> Callable[[str, Any], None]:
-        def register(name: str, handler: Any) -> None:
-            _check(name, handler, f"plugin {plugin!r}")
-            if name in found:
-                raise PluginError(f"plugin {plugin!r} registered model provider {name!r}, which plugin "
-                                  f"{found[name][1]!r} registered already")
-            found[name] = (handler, plugin)
-        return register
-
-    host.call_per_plugin("register_model_providers", register=register_for)
-    return {**{name: handler for name, (handler, _) in found.items()}, **_added}
+    found = host.collect("register_model_providers", "model provider",
+                         check=lambda name, handler, plugin: _check(name, handler, f"plugin {plugin!r}"))
+    return {**found, **_added}
 
 
 def default_providers() -> dict[str, Any]:
