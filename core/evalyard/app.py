@@ -297,19 +297,28 @@ class Application:
         self._registry = None
 
     def plugin_commands(self):
-        """A click group holding the commands plugins add through ``register_commands``."""
+        """A click group holding the commands plugins (the core's built-in one included) add
+        through ``register_commands``. A command name belongs to one plugin."""
         if self._commands is None:
             import click
 
-            from .errors import EvalyardError, PluginError
+            from .errors import PluginError
 
-            group = click.Group()
-            try:
-                self.host.pm.hook.register_commands(cli=group)
-            except EvalyardError:
-                raise
-            except Exception as exc:
-                raise PluginError(f"a plugin failed in register_commands: {type(exc).__name__}: {exc}") from exc
+            per_plugin: list[tuple[str, click.Group]] = []
+
+            def group_for(plugin: str) -> click.Group:
+                per_plugin.append((plugin, click.Group()))
+                return per_plugin[-1][1]
+
+            self.host.call_per_plugin("register_commands", cli=group_for)
+            group, added_by = click.Group(), {}
+            for plugin, commands in per_plugin:
+                for name, command in commands.commands.items():
+                    if name in added_by:
+                        raise PluginError(f"plugin {plugin!r} adds the command {name!r}, which plugin "
+                                          f"{added_by[name]!r} added already")
+                    added_by[name] = plugin
+                    group.add_command(command, name)
             self._commands = group
         return self._commands
 

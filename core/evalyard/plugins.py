@@ -29,6 +29,7 @@ BUILTIN_PLUGINS = (
     "evalyard.builtins.scorers",
     "evalyard.builtins.executors",
     "evalyard.builtins.generators",
+    "evalyard.builtins.commands",
     "evalyard.testing.scripted",
 )
 
