@@ -345,7 +345,7 @@ class Application:
 
             return load_suite(source, self.registry, format=format, field_map=field_map)
         if isinstance(source, (list, tuple)):
-            from .builtins.loaders import case_from_record, check_unique_ids
+            from .cases import case_from_record, check_unique_ids
 
             cases = [c if isinstance(c, Case) else case_from_record(c, path="cases", line=i + 1, index=i, field_map={})
                      for i, c in enumerate(source)]

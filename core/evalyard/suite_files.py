@@ -178,7 +178,7 @@ def load_data_file(path: Path, registry: Registry, field_map: dict[str, str] | N
         origins = [str(path)] * len(cases)
     if not cases:
         raise InputError("the file has no cases", path=str(path), line=1)
-    from .builtins.loaders import check_unique_ids
+    from .cases import check_unique_ids
 
     check_unique_ids(cases, origins)
     return cases, list(origins)
@@ -199,7 +199,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
         raise InputError("--field maps a data file's columns; a YAML suite maps them in its own 'fields:'",
                          path=str(path))
 
-    from .builtins.loaders import read_text
+    from .cases import read_text
 
     yaml, loader = _yaml_loader()
     text = read_text(path)
@@ -245,7 +245,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
             pass
         cases, origins = load_data_file(data_path, registry, field_map, data_format)
     else:
-        from .builtins.loaders import check_unique_ids, case_from_record
+        from .cases import check_unique_ids, case_from_record
 
         raw_cases = doc["cases"]
         if not isinstance(raw_cases, list):
