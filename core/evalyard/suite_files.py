@@ -104,7 +104,7 @@ def parse_scorer_option(text: str, path: str | None = None, line: int | None = N
         raise bad(f"threshold must be a number or {CALIBRATED!r}") from None
     if not name.strip():
         raise bad("expected a scorer name before ':'")
-    origin = f"{path}:{line}" if path is not None else option
+    origin = f"{path}:{line}" if path is not None else f"{option} {text!r}"
     return ScorerSpec(name=name.strip(), config=config, threshold=threshold, origin=origin)
 
 

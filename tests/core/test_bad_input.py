@@ -100,6 +100,18 @@ def test_bad_fail_under_and_missing_suite(tmp_path, isolated_home):
     assert_one_line_error(run_cli("run"), "SUITE", home=isolated_home)
 
 
+@pytest.mark.parametrize("option, value, fragment", [
+    ("-s", "no_such_scorer", "--scorer 'no_such_scorer': unknown scorer 'no_such_scorer'"),
+    ("-s", "contains:bogus=1", "--scorer 'contains:bogus=1': bad config for scorer contains: unknown config option"),
+    ("-s", "contains:x", "--scorer 'contains:x': expected NAME:key=value"),
+    ("--generator", "echo:x", "--generator 'echo:x': expected NAME:key=value"),
+])
+def test_errors_about_a_command_line_choice_name_its_option(tmp_path, isolated_home, option, value, fragment):
+    path = write(tmp_path / "ok.jsonl", '{"id": "a", "candidate": "x", "reference": "x"}\n')
+    args = ["-s", "contains"] if option != "-s" else []
+    assert_one_line_error(run_cli("run", str(path), option, value, *args), fragment, home=isolated_home)
+
+
 def test_existing_database_untouched_by_bad_input(tmp_path, isolated_home):
     good = write(tmp_path / "good.jsonl", '{"id": "a", "candidate": "{}"}\n')
     assert run_cli("run", str(good), "-s", "json_valid").exit_code == 0

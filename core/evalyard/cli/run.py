@@ -28,7 +28,7 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
         return None, {}
     from ..suite_files import parse_scorer_option
 
-    spec = parse_scorer_option(text)
+    spec = parse_scorer_option(text, option="--generator")
     if spec.threshold is not None:
         raise CLIError(f"--generator {text!r}: a generator has no threshold")
     return spec.name, spec.config
@@ -122,7 +122,11 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     try:
         plan = None
         if suite:
-            plan = app.plan(suite, list(scorers) or None, name=name, executor=executor, generator=generator_name,
+            from ..suite_files import parse_scorer_option
+
+            # Parsed here so that errors about a choice name the option it came from (--scorer).
+            chosen = [parse_scorer_option(text) for text in scorers]
+            plan = app.plan(suite, chosen or None, name=name, executor=executor, generator=generator_name,
                             generator_config=generator_config, judge_model=judge_model, use_cache=not no_cache,
                             max_cost=max_cost, concurrency=concurrency, format=data_format, field_map=field_map,
                             batch=batch, calibrated=calibrated)
