@@ -273,7 +273,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
                              field="prompts")
     executor = doc.get("executor")
     if executor is not None and (not isinstance(executor, str) or not executor.strip()):
-        raise InputError("expected an executor name (inline, process, or one a plugin registers)", path=sp,
+        raise InputError("expected an executor name (thread, process, or one a plugin registers)", path=sp,
                          line=_line_of(doc), field="executor")
     suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp, models=models,
                   prompt_dirs=prompt_dirs, executor=executor.strip() if executor else None)

@@ -189,8 +189,10 @@ def test_a_suite_names_its_executor_and_the_run_option_overrides_it(scripted_plu
     store = scripted_plugin.open_store()
     run = evalyard.evaluate(str(suite), app=scripted_plugin)
     assert store.get_run(run.run_id).scorers[0]["executor"] == "process"
-    run = evalyard.evaluate(str(suite), app=scripted_plugin, executor="inline")
-    assert store.get_run(run.run_id).scorers[0]["executor"] == "inline"
+    run = evalyard.evaluate(str(suite), app=scripted_plugin, executor="thread")
+    assert store.get_run(run.run_id).scorers[0]["executor"] == "thread"
+    run = evalyard.evaluate(str(suite), app=scripted_plugin, executor="inline")  # the old name of thread
+    assert store.get_run(run.run_id).scorers[0]["executor"] == "thread"
     suite.write_text("name: s\nexecutor: [process]\nscorers: [scripted]\ncases:\n  - {id: a, candidate: x}\n")
     with pytest.raises(InputError, match=r"suite.yaml:1: field 'executor': expected an executor name"):
         evalyard.evaluate(str(suite), app=scripted_plugin)

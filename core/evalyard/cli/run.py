@@ -49,7 +49,7 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
                    "options (refused, naming the difference, when they describe another run); --executor may change.")
 @click.option("--concurrency", "-j", default=4, show_default=True, type=click.IntRange(1, 1024),
               help="Model requests in flight (async scorers and generators), batches in flight (others).")
-@click.option("--executor", metavar="NAME", help="Run every non-async scorer on this executor (inline, process, "
+@click.option("--executor", metavar="NAME", help="Run every non-async scorer on this executor (thread, process, "
               "or one a plugin registers).")
 @click.option("--format", "data_format", metavar="NAME",
               help="Read SUITE (a data file) as this data format (e.g. trust-eval); default: by its file ending.")
