@@ -10,6 +10,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import evalyard
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,3 +80,21 @@ def test_case_parsing_is_a_core_library_the_builtin_plugin_only_registers():
     importers = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "core" / "evalyard").rglob("*.py"))
                  if re.search(r"^\s*from\s+\S*builtins\.loaders\s+import", path.read_text(), re.M)]
     assert importers == []
+
+
+def test_no_plugin_has_an_import_cycle():
+    """Inside each plugin package no modules import each other in a circle (Trust-Score's plugin.py
+    and scorers.py once did), counting imports inside functions."""
+    from testutil import assert_no_import_cycle, import_graph
+
+    packages = sorted(p for p in ROOT.glob("plugins/*/evalyard_*") if p.is_dir() and (p / "__init__.py").exists())
+    assert len(packages) >= 8
+    for package in packages:
+        assert_no_import_cycle(import_graph(package))
+
+
+def test_the_cycle_check_sees_a_cycle():
+    from testutil import assert_no_import_cycle
+
+    with pytest.raises(AssertionError, match="a -> b -> a"):
+        assert_no_import_cycle({"a": {"b"}, "b": {"a"}, "c": set()})
