@@ -80,6 +80,15 @@ YAML_CASES = [
     ("both data and cases", "name: x\ndata: a.jsonl\ncases: []\n", ["exactly one of"]),
     ("bad threshold", "name: x\nscorers: [{name: json_valid, threshold: high}]\ncases: [{id: a, candidate: x}]\n",
      ["suite.yaml:2", "threshold"]),
+    *[(f"model setting {setting}", "name: x\nscorers: [json_valid]\ncases: [{id: a, candidate: x}]\nmodels:\n"
+       f"  openai/m: {{seed: 1, {setting}}}\n", ["suite.yaml:5", f"field 'models.openai/m.{key}'", expected])
+      for setting, key, expected in [
+          ("concurrency: 2.5", "concurrency", "expected a positive whole number"),
+          ("rpm: 0", "rpm", "expected a positive number"),
+          ("api_key_env: 3", "api_key_env", "expected text"),
+          ("params: [1]", "params", "expected a mapping"),
+          ("supports_schema: 'yes'", "supports_schema", "expected true or false"),
+          ("batch_poll_s: -1", "batch_poll_s", "expected a positive number")]],
 ]
 
 
