@@ -102,6 +102,8 @@ class Registry:
     scorers: Table[type[Scorer]] = field(default_factory=lambda: Table("scorer"))
     generators: Table[type[Generator]] = field(default_factory=lambda: Table("generator"))
     prompt_templates: Table[Any] = field(default_factory=lambda: Table("prompt template"))
+    #: former template names -> qualified names (``trust_entailment`` -> ``trust/entailment``)
+    template_aliases: dict[str, str] = field(default_factory=dict)
     loaders: Table[DataFormat] = field(default_factory=lambda: Table("data format"))
     executors: Table[Callable] = field(default_factory=lambda: Table("executor"))
     scorer_kinds: Table[Callable] = field(default_factory=lambda: Table("scorer kind"))
@@ -174,16 +176,29 @@ def build(host: PluginHost) -> Registry:
         return register
 
     def template_register(plugin: str):
-        def register(name_or_dir: Any, text: str | None = None) -> None:
+        # One naming rule: the registry names a plugin's template `<namespace>/<bare name>`, so a
+        # plugin registers bare names only. `aliases` maps former names (``trust_entailment``)
+        # to bare names of this plugin, so they keep resolving in the prompt library.
+        def register(name_or_dir: Any, text: str | None = None, *, aliases: dict[str, str] | None = None) -> None:
             namespace = host.namespace(plugin)
             if text is None:
                 directory = Path(name_or_dir)
                 if not directory.is_dir():
                     raise PluginError(f"plugin {plugin!r}: prompt template directory {directory} does not exist")
-                for path in sorted(directory.glob("*.j2")) + sorted(directory.glob("*.jinja")):
-                    reg.prompt_templates.add(path.stem, path, plugin, namespace)
+                files = sorted(directory.glob("*.j2")) + sorted(directory.glob("*.jinja"))
+                named = [(path.stem, path) for path in files]
             else:
-                reg.prompt_templates.add(str(name_or_dir), text, plugin, namespace)
+                named = [(str(name_or_dir), text)]
+            for name, source in named:
+                if not name or "/" in name:
+                    raise PluginError(f"plugin {plugin!r}: prompt template name {name!r} must be bare (no '/'): "
+                                      f"the registry names it {namespace}/<name>")
+                reg.prompt_templates.add(name, source, plugin, namespace)
+            for old, bare in (aliases or {}).items():
+                target = f"{namespace}/{bare}"
+                if target not in reg.prompt_templates.entries:
+                    raise PluginError(f"plugin {plugin!r}: alias {old!r} names {bare!r}, which it did not register")
+                reg.template_aliases[str(old)] = target
         return register
 
     def loader_register(plugin: str):

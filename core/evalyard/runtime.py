@@ -18,7 +18,7 @@ from .errors import StopRun  # noqa: F401  (re-exported: scorers raise it)
 
 class Runtime:
     def __init__(self, *, judge_model: str | None = None, default_judge: Any = None, prompt_dirs: Iterable[str | Path] = (),
-                 plugin_templates: Iterable[tuple[str, Any, str]] = (), model_settings: dict[str, Any] | None = None,
+                 plugin_templates: Iterable[tuple] = (), model_settings: dict[str, Any] | None = None,
                  use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4,
                  batch: bool = False, plugins: Any = None) -> None:
         self._judge_model = judge_model
@@ -117,11 +117,12 @@ class Runtime:
             from .prompting.library import PromptLibrary
 
             library = PromptLibrary(self.prompt_dirs)
-            for name, source, plugin in self.plugin_templates:
+            for name, source, plugin, *former in self.plugin_templates:
+                aliases = former[0] if former else ()
                 if isinstance(source, (str, bytes)) and not isinstance(source, Path):
-                    library.add_plugin_template(name, source, plugin=plugin)
+                    library.add_plugin_template(name, source, plugin=plugin, aliases=aliases)
                 else:
-                    library.add_plugin_template(name, path=source, plugin=plugin)
+                    library.add_plugin_template(name, path=source, plugin=plugin, aliases=aliases)
             self._prompts = library
         return self._prompts
 

@@ -206,7 +206,7 @@ class ModelLayer:
 
     # -- one call ----------------------------------------------------------------
     async def complete(self, model: str, messages: list[dict[str, Any]], *, params: dict[str, Any] | None = None,
-                       sample: int = 0, logprobs: int | None = None, template: str | None = None,
+                       sample: int = 0, logprobs: int | None = None, template: "str | tuple[str, ...] | None" = None,
                        no_cache: bool = False) -> Completion:
         """One chat completion. ``logprobs=k`` asks for the top-k alternatives of each token.
 
@@ -258,7 +258,7 @@ class ModelLayer:
             self.cache.put(key, record)
 
     async def _call_with_retries(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any],
-                                 key: str, template: str | None) -> Completion:
+                                 key: str, template: "str | tuple[str, ...] | None") -> Completion:
         self._route(model)
         settings = self.settings_for(model)
         limit = self.limit_for(model)
@@ -308,7 +308,7 @@ class ModelLayer:
             await asyncio.sleep(delay)
 
     def _connection_kwargs(self, model: str, settings: ModelSettings, timeout: float,
-                           template: str | None) -> dict[str, Any]:
+                           template: "str | tuple[str, ...] | None") -> dict[str, Any]:
         # litellm's own retries stay off so that every 429 reaches our limiter.
         kwargs: dict[str, Any] = {"num_retries": 0, "max_retries": 0, "timeout": timeout}
         if settings.api_base:
@@ -327,7 +327,9 @@ class ModelLayer:
         # Only our own providers read it (the scripted model matches rules on it); for the
         # others litellm would build a logging payload from it on every call.
         if template and self.provider_of(model) is not None:
-            kwargs["metadata"] = {"evalyard_template": template}
+            # ``template`` is the template's name, or its names (current first, then former ones).
+            names = [template] if isinstance(template, str) else list(template)
+            kwargs["metadata"] = {"evalyard_template": names[0], "evalyard_template_aliases": names[1:]}
         return kwargs
 
     def _completion(self, model: str, response: Any, key: str, latency_ms: float, attempts: int) -> Completion:
@@ -348,7 +350,8 @@ class ModelLayer:
 
     # -- structured output ------------------------------------------------------
     async def complete_json(self, model: str, messages: list[dict[str, Any]], schema: dict[str, Any], *,
-                            params: dict[str, Any] | None = None, sample: int = 0, template: str | None = None,
+                            params: dict[str, Any] | None = None, sample: int = 0,
+                            template: "str | tuple[str, ...] | None" = None,
                             no_cache: bool = False, schema_name: str = "answer",
                             read: Callable[[str], Any] | None = None, instructions: str | None = None,
                             repair: bool = True) -> StructuredAnswer:

@@ -117,7 +117,9 @@ async def ask(layer: Any, model: str, prompt: PromptTemplate | list[dict[str, An
         messages = prompt.render(case if case is not None else {}, variables=variables, reasoning=reasoning,
                                  structured=structured, answer=shape).messages
         messages = cache_marked(model, messages)
-        name: str | None = prompt.name
+        # A renamed template's former names go along, so a scripted model's rules written
+        # for them still match (the name is request metadata: it is not in the cache key).
+        name: Any = (prompt.name, *prompt.aliases) if prompt.aliases else prompt.name
         template_params = prompt.parameters
     else:
         messages, name, template_params = list(prompt), None, {}
@@ -152,7 +154,7 @@ class _Asking:
     """One ask's fixed parts, and the calls its samples make."""
 
     def __init__(self, layer: Any, model: str, messages: list[dict[str, Any]], shape: AnswerShape,
-                 params: dict[str, Any], template: str | None, read: Callable[[str], Any] | None, repair: bool,
+                 params: dict[str, Any], template: Any, read: Callable[[str], Any] | None, repair: bool,
                  schema_name: str, reasoning: bool) -> None:
         self.layer, self.model, self.messages, self.shape = layer, model, messages, shape
         self.params, self.template, self.read, self.repair = params, template, read, repair

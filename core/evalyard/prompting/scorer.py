@@ -140,7 +140,7 @@ class PromptScorer(Scorer):
     def fingerprint_data(self) -> dict[str, Any]:
         """What decides this scorer's values: version and options, the judge model and the template's hash."""
         template = self.prompt_template()
-        return {**super().fingerprint_data(), "template": template.name, "template_hash": template.hash,
+        return {**super().fingerprint_data(), "template": template.recorded_name, "template_hash": template.hash,
                 "template_source": template.origin, "model": self.judge_model()}
 
     def layer(self) -> Any:
@@ -182,7 +182,7 @@ class PromptScorer(Scorer):
             "vote": config.vote, "params": {"temperature": config.temperature, "max_tokens": config.max_tokens}}
         options.update(overrides)
         judgement = await ask(self.layer(), self.judge_model(), template, case, **options)
-        judgement.details = {"template": template.name, "template_hash": template.hash, **judgement.details}
+        judgement.details = {"template": template.recorded_name, "template_hash": template.hash, **judgement.details}
         return judgement
 
 

@@ -100,6 +100,15 @@ class PromptTemplate:
     path: str | None = None
     source: str = "built-in"  # "built-in", "plugin NAME" or "file"
     overrides: list[str] = field(default_factory=list)
+    #: former names that resolve to this template (a renamed plugin template's old names)
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def recorded_name(self) -> str:
+        """The name scorers record in fingerprints: the original (first former) name of a renamed
+        template, so a rename leaves fingerprints, and the calibrations and reuse keyed by
+        them, as they were."""
+        return self.aliases[0] if self.aliases else self.name
 
     @property
     def hash(self) -> str:

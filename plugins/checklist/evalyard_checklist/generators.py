@@ -204,7 +204,7 @@ RLCF_SCORER = {"mode": "item", "primary_metric": "weighted", "template": "rlcf"}
 
 def pipeline(base: type, name: str, description: str, **attributes: Any) -> type:
     """A pipeline that differs from its base only in data (inputs, template, limits, scorer)."""
-    attributes.setdefault("template", f"checklist_gen_{name}")
+    attributes.setdefault("template", f"checklist/gen_{name}")
     title = "".join(part.title() for part in name.split("_"))
     return type(title, (base,), {"name": name, "description": f"checklist: {description}", "__module__": __name__,
                                  **attributes})
@@ -239,7 +239,7 @@ class Contrastive(ChecklistGenerator):
         if not models:
             raise InputError(f"case {case.id!r}: {self.name} needs candidates: metadata.candidates or the "
                              "generator's candidate_models")
-        template = self.runtime.prompts.get("checklist_gen_candidate")
+        template = self.runtime.prompts.get("checklist/gen_candidate")
         layer = self.runtime.models
         if len(models) == 1:
             calls = [(models[0], 0.9, i) for i in range(4)]
@@ -277,7 +277,7 @@ class OpenRubrics(Contrastive):
 class OpenRubricsPairwise(OpenRubrics):
     name = "openrubrics_pairwise"
     description = "checklist: OpenRubrics hard rules + principles from chosen vs rejected (instance; batch -> pass)"
-    template = "checklist_gen_openrubrics_pairwise"
+    template = "checklist/gen_openrubrics_pairwise"
     default_max_items = 15
 
     async def variables_for(self, case: Case, spent: list[Usage]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -295,7 +295,7 @@ class OpenRubricsPairwise(OpenRubrics):
 class OpenRubricsListwise(OpenRubrics):
     name = "openrubrics_listwise"
     description = "checklist: OpenRubrics hard rules + principles from ranked candidates (instance; batch -> pass)"
-    template = "checklist_gen_openrubrics_listwise"
+    template = "checklist/gen_openrubrics_listwise"
     default_max_items = 20
 
     async def variables_for(self, case: Case, spent: list[Usage]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -318,7 +318,7 @@ class Feedback(CorpusGenerator):
     description = ("checklist: questions covering reviewers' feedback (metadata.feedback of every case), "
                    "deduplicated, tagged and selected (corpus; batch -> pass)")
     requires = ("metadata.feedback",)
-    template = "checklist_gen_feedback"
+    template = "checklist/gen_feedback"
     kind = "sourced"
     default_temperature, default_max_items = 0.7, 20
 
@@ -374,7 +374,7 @@ class CheckEval(CorpusGenerator):
     level = "corpus"
     description = "checklist: CheckEval questions per evaluation dimension (corpus; batch -> pass)"
     requires = ()
-    template = "checklist_gen_checkeval"
+    template = "checklist/gen_checkeval"
     kind = "dimension"
     default_temperature = 0.7
     PER_SUB = {"seed": 2, "elaboration": 5, "diversification": 4, "combined": 5}
@@ -455,7 +455,7 @@ class InteractEval(CorpusGenerator):
     description = ("checklist: InteractEval questions from evaluators' attributes (metadata.attributes), "
                    "components -> key + sub-questions -> validation (corpus; batch -> pass, 1-5 scale)")
     requires = ("metadata.attributes",)
-    template = "checklist_gen_interacteval_questions"
+    template = "checklist/gen_interacteval_questions"
     default_temperature = 0.7
     VALIDATION_TEMPERATURE = 0.5
     MAX_COMPONENTS = 5
@@ -483,7 +483,7 @@ class InteractEval(CorpusGenerator):
                                  "interacteval needs metadata.attributes in the cases and a dimension")
         raw = None
         try:
-            value, raw = await self.call("checklist_gen_interacteval_components", {"id": None}, {
+            value, raw = await self.call("checklist/gen_interacteval_components", {"id": None}, {
                 "dimension": dimension, "rubric": self.config.rubric, "attributes": attributes, "samples": samples},
                 spent)
             components = [c for c in (value.get("components") if isinstance(value, dict) else None) or []
@@ -501,7 +501,7 @@ class InteractEval(CorpusGenerator):
 
             drafted = [i for group in await asyncio.gather(*(questions(c) for c in components)) for i in group]
             details["drafted"] = len(drafted)
-            value, raw = await self.call("checklist_gen_interacteval_validate", {"id": None}, {
+            value, raw = await self.call("checklist/gen_interacteval_validate", {"id": None}, {
                 "dimension": dimension, "rubric": self.config.rubric, "questions": [i.question for i in drafted]},
                 spent, temperature=self.VALIDATION_TEMPERATURE)
             items = [ChecklistItem(i.question, i.weight, dimension, "", i.metadata) for i in self.read_items(value)]

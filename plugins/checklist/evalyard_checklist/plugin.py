@@ -40,7 +40,8 @@ def checklist_scorer_from_template(template):
 
 @hookimpl
 def register_prompt_templates(register):
-    register(TEMPLATE_DIR)
+    # The registry names them checklist/<file stem>; the former names (checklist_<stem>) keep working.
+    register(TEMPLATE_DIR, aliases={f"checklist_{path.stem}": path.stem for path in TEMPLATE_DIR.glob("*.jinja")})
 
 
 @hookimpl

@@ -82,7 +82,7 @@ async def deduplicate(generator: Any, items: list[ChecklistItem],
         if used == "text":
             question = members[0].question
         else:
-            value, _ = await generator.call("checklist_gen_feedback_merge", {"id": None},
+            value, _ = await generator.call("checklist/gen_feedback_merge", {"id": None},
                                             {"questions": [m.question for m in members]}, spent)
             question = value.get("question") if isinstance(value, dict) else None
             if not isinstance(question, str) or not question.strip():
@@ -112,7 +112,7 @@ async def tag_general(generator: Any, items: list[ChecklistItem],
     """Keep the items the model tags general; an item it gives no readable tag is dropped (as the original)."""
     if not items:
         return items, []
-    value, _ = await generator.call("checklist_gen_feedback_tag", {"id": None},
+    value, _ = await generator.call("checklist/gen_feedback_tag", {"id": None},
                                     {"questions": [i.question for i in items]}, spent)
     verdicts = _index_verdicts(value, "general")
     kept = [item for n, item in enumerate(items) if verdicts.get(n) is True]
@@ -124,7 +124,7 @@ async def keep_passing(generator: Any, dimension: str, items: list[ChecklistItem
     """CheckEval's filter: drop questions whose YES the model says does not mean better; unreadable -> kept."""
     if not items:
         return items, []
-    value, _ = await generator.call("checklist_gen_checkeval_filter", {"id": None},
+    value, _ = await generator.call("checklist/gen_checkeval_filter", {"id": None},
                                     {"dimension": dimension, "questions": [i.question for i in items]}, spent)
     verdicts = _index_verdicts(value, "keep")
     kept = [item for n, item in enumerate(items) if verdicts.get(n) is not False]

@@ -21,8 +21,8 @@ from .metrics import PRIMARY_METRICS, category_scores, corpus_metrics, item_aggr
 from .parsing import (UNSURE_FALLBACK, ReplyError, first_token_probs, interpret_probs, parse_batch, parse_item)
 
 #: Built-in scoring prompts; a template of the same name in a user's prompt directory replaces one.
-TEMPLATES = {"batch": "checklist_score_batch", "item": "checklist_score_item",
-             "rlcf": "checklist_score_rlcf", "rocketeval": "checklist_score_rocketeval"}
+TEMPLATES = {"batch": "checklist/score_batch", "item": "checklist/score_item",
+             "rlcf": "checklist/score_rlcf", "rocketeval": "checklist/score_rocketeval"}
 DEFAULT_MAX_TOKENS = 2048
 RAW_LIMIT = 4000
 

@@ -4,7 +4,7 @@ Trust-Score's citation and claim metrics were defined with ``google/t5_xxl_true_
 (TRUE, an 11B T5 NLI model). No such model ships offline, so the backend is chosen per run
 and recorded in the scorer's fingerprint:
 
-- ``judge``: the run's judge model through evalyard's model layer and the ``trust_entailment``
+- ``judge``: the run's judge model through evalyard's model layer and the ``trust/entailment``
   prompt template (structured output, P(yes) against a threshold, or a text answer); every call
   is cached by the model layer. An approximation of TRUE, and labelled so.
 - ``lexical``: the deterministic stub of the reference data (every content word of the
@@ -75,7 +75,7 @@ class JudgeEntailment:
 
     name = "judge"
     approximation = "LLM judge approximating the TRUE NLI model (google/t5_xxl_true_nli_mixture) of the paper"
-    template_name = "trust_entailment"
+    template_name = "trust/entailment"
     top_logprobs = 10
     raw_limit = 2000
 
@@ -97,7 +97,7 @@ class JudgeEntailment:
     def fingerprint(self) -> dict[str, Any]:
         return {"backend": self.name, "model": self.model, "answer": self.answer,
                 "threshold": self.threshold if self.answer == "logprobs" else None,
-                "template": self.template.name, "template_hash": self.template.hash,
+                "template": self.template.recorded_name, "template_hash": self.template.hash,
                 "template_source": self.template.origin, "approximation_of": "google/t5_xxl_true_nli_mixture",
                 "note": self.approximation}
 

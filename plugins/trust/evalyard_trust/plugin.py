@@ -17,7 +17,8 @@ def register_scorers(register):
 
 @hookimpl
 def register_prompt_templates(register):
-    register(TEMPLATES)
+    # Named trust/entailment by the registry; trust_entailment is its former name.
+    register(TEMPLATES, aliases={"trust_entailment": "entailment"})
 
 
 @hookimpl
