@@ -28,6 +28,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install evaly
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
 HERE = Path(__file__).resolve().parent
+EXAMPLES = HERE.parents[2] / "examples"
 MB = 1024 * 1024
 FAST_HEALTH_CHECKS = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 500,
                       "health_check_timeout_ms": 500, "health_check_failure_threshold": 3}
@@ -319,3 +320,55 @@ def test_postgresql_one_writer_a_couple_of_connections(tmp_path, ray_app, postgr
     watcher.dispose()
     assert run.status == "completed" and tuple(pairs) == (120, 120)
     assert 1 <= most[0] <= 2
+
+
+def test_local_model_judge_calls_run_on_model_actors_with_in_process_values(tmp_path, ray_cluster, ray_app, smol_path,
+                                                                            monkeypatch, isolated_home):
+    """EVALYARD_RAY_LOCAL_MODELS: the same judge run with smollm2-135m answered by model actors on
+    both nodes gives the in-process run's values, usage and cost; its cache entries are the same
+    ones (a later run is answered from the in-process run's cache without reaching an actor)."""
+    import evalyard
+    import evalyard_local.plugin
+    from evalyard import add_custom_provider
+    from evalyard_ray.models import install
+
+    # a model actor has one CPU, so llama.cpp one thread: the in-process run loads it the same way
+    monkeypatch.setenv("EVALYARD_LOCAL_THREADS", "1")
+    monkeypatch.setenv("EVALYARD_RAY_MODEL_ACTORS", "2")
+    claims = [("eiffel", "The Eiffel Tower was completed in 1889.", "The Eiffel Tower was completed in 1889."),
+              ("curie", "Marie Curie was born in Warsaw.", "Marie Curie was born in Berlin."),
+              ("moon", "Apollo 11 landed on the Moon in 1969.", "Apollo 11 landed on the Moon in 1969."),
+              ("nile", "The Nile flows into the Mediterranean Sea.", "The Nile flows into the Red Sea.")]
+    suite = tmp_path / "judged.yaml"  # judged by the example suite's `grounded` template
+    suite.write_text(f"name: judged\nprompts: [{EXAMPLES / 'prompts'}]\nscorers: [grounded]\ncases:\n" + "".join(
+        f"  - {{id: {i}, context: [{source}], candidate: {claim}}}\n" for i, source, claim in claims))
+    judge = "local/smollm2-135m"
+
+    def outcome(run):
+        return {(r["case_id"], r["scorer"]): (r["value"], r["label"], r["details"], r["error"], r["usage"])
+                for r in run.results}
+
+    in_process = evalyard.evaluate(str(suite), app=ray_app, judge_model=judge)  # its answers go to the cache
+    provider = install()  # what loading the plugin does with EVALYARD_RAY_LOCAL_MODELS=1
+    try:
+        routed = evalyard.evaluate(str(suite), app=ray_app, judge_model=judge, use_cache=False)
+        served = provider.engine.report()
+        cached = evalyard.evaluate(str(suite), app=ray_app, judge_model=judge)
+        served_after = provider.engine.report()
+    finally:
+        provider.engine.close()
+        add_custom_provider("local", evalyard_local.plugin.PROVIDER)
+        ray.shutdown()  # the provider's connection: the other tests make their own
+    assert routed.status == "completed" and routed.scorers["grounded"]["errors"] == 0
+    assert outcome(routed) == outcome(in_process)
+    assert routed.usage == in_process.usage and routed.usage["calls"] == len(claims)
+    assert routed.usage["cost"] == 0.0 and routed.usage["cache_hits"] == 0
+    # the calls ran in the actors' llama.cpp, one actor on each node
+    assert {a["node_id"] for a in served} == {node.node_id for node in ray_cluster.nodes}
+    assert sum(a["calls"].get("smollm2-135m", 0) for a in served) == len(claims)
+    assert all(a["calls"].get("smollm2-135m", 0) >= 1 for a in served)
+    # the same cache keys as in process: all hits, no actor reached
+    assert cached.usage["cache_hits"] == cached.usage["calls"] == len(claims)
+    verdicts = lambda run: {key: value[:2] + value[3:4] for key, value in outcome(run).items()}  # noqa: E731
+    assert verdicts(cached) == verdicts(in_process)
+    assert [a["calls"] for a in served_after] == [a["calls"] for a in served]
