@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from evalyard import InputError, Settings
 
+
 def whole_number(name: str) -> int | None:
     text = (Settings.variable(name) or "").strip()
     if not text:
@@ -278,7 +279,11 @@ def cluster_provider(actors: ModelActors) -> Any:
     class ClusterLocalProvider(LocalProvider):
         def capabilities(self, model: str) -> dict[str, Any]:
             found = dict(super().capabilities(model))
-            found["concurrency"] = int(found.get("concurrency") or 1) * actors.size()
+            try:
+                size = actors.size()
+            except Exception:  # no cluster: the call itself will say so; the rest of the answer stands
+                size = 1
+            found["concurrency"] = int(found.get("concurrency") or 1) * size
             return found
 
     return ClusterLocalProvider(engine=actors)
