@@ -3,9 +3,13 @@
 One cluster for the module (a head and one more node, one CPU each, started with
 ``ray.cluster_utils.Cluster``); tests that remove or add nodes add their own and leave the
 two alone. Drivers are the real ``evalyard`` command in subprocesses (a driver can then be
-killed), or the Python API in this process. Loopback test clusters run without Ray's token
-authentication (``RAY_AUTH_MODE=disabled``) and with fast health checks, so a removed node is
-declared dead in about a second and a half instead of fourteen.
+killed), or the Python API in this process, which connects once for the module. Loopback test
+clusters run without Ray's token authentication (``RAY_AUTH_MODE=disabled``) and with fast health
+checks, so a removed node is declared dead in about a second and a half instead of fourteen.
+
+What costs time here is starting processes (the nodes, each run's actors, a subprocess driver),
+not scoring: the tests keep actor builds and subprocess drivers few, and wait for events
+(results in the database, a thread's end), never for fixed delays.
 """
 
 from __future__ import annotations
@@ -180,14 +184,14 @@ def test_values_equal_an_inline_run_with_actors_on_both_nodes(tmp_path, ray_clus
     import evalyard
 
     data = cases_file(tmp_path / "cases.jsonl", 60, failing=(4, 33))
-    scorers = ["node_echo:delay=0.05", "exact_match", "word_count_match"]
+    scorers = ["node_echo:delay=0.05", "exact_match"]  # two pools: they take the nodes in turn
     inline = evalyard.evaluate(data, scorers, app=ray_app)
     on_ray = evalyard.evaluate(data, scorers, app=ray_app, executor="ray")
     assert on_ray.status == "completed"
     db = isolated_home / "evalyard.db"
     expected = {(c, s): (v, e) for c, s, v, e, _ in results(db, inline.run_id)}
     got = {(c, s): (v, e) for c, s, v, e, _ in results(db, on_ray.run_id)}
-    assert got == expected and len(got) == 180
+    assert got == expected and len(got) == 120
     # scorer exceptions are results, as inline: recorded once per case, never retried elsewhere
     assert got[("c4", "node_echo")][1] == "ValueError: scripted failure on c4"
     echo = [row for row in results(db, on_ray.run_id) if row[1] == "node_echo"]
@@ -219,7 +223,11 @@ def test_a_node_removed_mid_run_completes_every_case_exactly_once(tmp_path, ray_
     assert extra.node_id in nodes_of(rows) and len(nodes_of(rows)) == 3  # the removed node scored before it went
 
 
-def test_a_killed_driver_resumes_exactly_once(tmp_path, driver_env, isolated_home):
+def test_a_killed_driver_resumes_exactly_once(tmp_path, driver_env, ray_app, isolated_home):
+    """A real `evalyard run` process killed with SIGKILL mid-run; another driver (this process, through
+    the Python API's resume, the same code as `evalyard run --resume`) finishes it exactly once."""
+    import evalyard
+
     n = 200
     data = cases_file(tmp_path / "cases.jsonl", n)
     db = isolated_home / "evalyard.db"
@@ -234,10 +242,8 @@ def test_a_killed_driver_resumes_exactly_once(tmp_path, driver_env, isolated_hom
     before = {(c, s) for c, s, *_ in results(db, run_id)}
     assert status == "running" and 0 < len(before) < n
 
-    resumed = subprocess.run([exe, "run", "--resume", run_id, "--json"], env=driver_env, capture_output=True,
-                             text=True, timeout=120)
-    assert resumed.returncode == 0, resumed.stderr
-    assert json.loads(resumed.stdout)["status"] == "completed"
+    resumed = evalyard.resume(run_id, app=ray_app)
+    assert resumed.status == "completed" and resumed.scorers["node_echo"]["errors"] == 0
     pairs = [(c, s) for c, s, *_ in results(db, run_id)]
     assert len(pairs) == len(set(pairs)) == n and before <= set(pairs)
 
@@ -349,9 +355,7 @@ def test_local_model_judge_calls_run_on_model_actors_with_in_process_values(tmp_
     monkeypatch.setenv("EVALYARD_LOCAL_THREADS", "1")
     monkeypatch.setenv("EVALYARD_RAY_MODEL_ACTORS", "2")
     claims = [("eiffel", "The Eiffel Tower was completed in 1889.", "The Eiffel Tower was completed in 1889."),
-              ("curie", "Marie Curie was born in Warsaw.", "Marie Curie was born in Berlin."),
-              ("moon", "Apollo 11 landed on the Moon in 1969.", "Apollo 11 landed on the Moon in 1969."),
-              ("nile", "The Nile flows into the Mediterranean Sea.", "The Nile flows into the Red Sea.")]
+              ("curie", "Marie Curie was born in Warsaw.", "Marie Curie was born in Berlin.")]
     suite = tmp_path / "judged.yaml"  # judged by the example suite's `grounded` template
     suite.write_text(f"name: judged\nprompts: [{EXAMPLES / 'prompts'}]\nscorers: [grounded]\ncases:\n" + "".join(
         f"  - {{id: {i}, context: [{source}], candidate: {claim}}}\n" for i, source, claim in claims))
