@@ -14,9 +14,10 @@ floor set by llama.cpp's own speed on the part of each prompt it cannot reuse.
 first token (logprobs, max_tokens 1), `reasoning` lets the judge reason first (max_tokens 160).
 `today` is the built-in `correctness` template (case data before the grading instructions);
 `static-first` is the same wording with the instructions first, the layout prompts are moving to.
-The model is loaded before the clock starts. Afterwards the same prompts are sent to the loaded
-llama.cpp server directly, in the same order, and its own timings (prompt + answer ms) give the
-floor: what the runtime needs for the tokens it really evaluated, with no evalyard around it.
+The model is loaded before the clock starts. Afterwards as many prompts of the same shape (new
+cases: llama.cpp keeps recent prompts in host memory) go to the loaded llama.cpp server directly,
+one after the other, and its own timings (prompt + answer ms) give the floor: what the runtime
+needs for the tokens it really evaluates, with no evalyard around it.
 Run with the venv of the tree to measure (`/work/main/.venv/bin/python` for "before").
 """
 
@@ -61,9 +62,9 @@ Does the response state the same facts as the reference answer?
 """
 
 
-def cases(n: int) -> list[dict]:
+def cases(n: int, first: int = 0) -> list[dict]:
     out = []
-    for i in range(n):
+    for i in range(first, first + n):
         topic = TOPICS[i % len(TOPICS)]
         year, studies = 1500 + i, i * 37 % 1000
         wrong = i % 3 == 0  # a third of the responses get the year wrong
@@ -154,12 +155,17 @@ def run(args: argparse.Namespace) -> dict:
     params = {"temperature": 0.0, "max_tokens": 1 if args.judge == "pyes" else 160, "cache_prompt": True}
     if args.judge == "pyes":
         params.update({"logprobs": True, "top_logprobs": 10})
-    floor = direct_floor(rendered(scorer_cls, data), params)
+    engine = loaded_model()
+    reused = getattr(engine, "cached_tokens", None), getattr(engine, "prompt_tokens", None)
+    # Cases of the same shape the run has not seen: llama.cpp keeps recent prompts in host memory,
+    # so the run's own prompts would be found whole.
+    floor = direct_floor(rendered(scorer_cls, cases(args.cases, first=args.cases)), params)
     after = os.getloadavg()
-    settings = loaded_model().settings
+    settings = engine.settings
     return {"kind": "run", "label": args.label, "judge": args.judge, "layout": args.layout, "cases": args.cases,
             "parallel": settings.n_parallel, "threads": settings.n_threads, "load_s": load_s, "wall_s": wall,
-            "cases_s": args.cases / wall, "mean_value": statistics.mean(values) if values else None,
+            "cases_s": args.cases / wall,
+            "run_reused_share": reused[0] / reused[1] if reused[1] else None, "mean_value": statistics.mean(values) if values else None,
             "tree": str(Path(evalyard_local.__file__).resolve().parents[2]),
             "loadavg": [round(x, 1) for x in before] + [round(x, 1) for x in after], **floor}
 

@@ -15,7 +15,12 @@ CPU defaults are not: flash attention (its batched path) and the repacked Q4_K w
 of four tokens go through one kernel, the leftover tokens of a batch through another). The
 engine therefore loads every model with both off: a call that reuses a cached prefix then
 gives bit-identical logprobs to a cold call, whatever ran before it (tests/plugins/local/
-test_local_prefix_reuse.py). The price is measured in benchmarks/RESULTS.md.
+test_local_prefix_reuse.py). One more path differs: a prompt the slot already holds whole is
+answered from its last token alone, so the engine picks each request's slot itself and sends
+such a repeat cold (the response cache answers most repeats before they get here), and keeps no
+prompts parked in host memory. With more than one slot, requests running at once share
+llama.cpp's batches and exactness is lost (llama.cpp's kernels round a shared batch differently):
+one slot is the default. The price is measured in benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import os
+import queue
 import threading
 import time
 from dataclasses import dataclass
@@ -32,9 +38,6 @@ from typing import Any, Callable
 log = logging.getLogger("evalyard.local")
 
 DEFAULT_N_CTX = 4096
-#: Host memory llama.cpp may use to park the KV caches of prompts a slot moved away from (a run
-#: alternating two judges gets each one's static part back instead of recomputing it).
-PROMPT_CACHE_MIB = 512
 
 
 def available_cores() -> int:
@@ -104,6 +107,11 @@ class LoadedModel:
         #: Requests inside llama.cpp right now, and the most there have been at once.
         self.in_flight = 0
         self.peak_in_flight = 0
+        # Each request runs on a slot of its own choosing, so the engine knows what each slot holds.
+        self._free_slots: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for slot in range(settings.n_parallel):
+            self._free_slots.put(slot)
+        self._last_prompt: dict[int, Any] = {}
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=settings.n_parallel,
                                                           thread_name_prefix=f"evalyard-local-{name[:20]}")
 
@@ -124,7 +132,9 @@ class LoadedModel:
                 # Batch-invariant kernels, so that prefix reuse is exact (see the module's doc).
                 params.flash_attn_type = 0
                 params.no_extra_bufts = True
-                params.cache_ram_mib = PROMPT_CACHE_MIB
+                # No parked prompts in host memory: a prompt found there whole would be answered
+                # from its last token alone (see chat).
+                params.cache_ram_mib = 0
                 log.debug("loading %s from %s (%s)", self.name, path, self.settings)
                 self._server = xllamacpp.Server(params)
                 self.path = path
@@ -133,6 +143,13 @@ class LoadedModel:
     def chat(self, request: dict[str, Any]) -> dict[str, Any]:
         """One chat completion, blocking (call it from the pool)."""
         server = self.server()
+        slot = self._free_slots.get()
+        request = {**request, "id_slot": slot}
+        if request.get("cache_prompt", True) and self._last_prompt.get(slot) == request.get("messages"):
+            # The slot holds this very prompt: llama.cpp would evaluate its last token alone, through
+            # kernels that round differently from a batch's. A cold call keeps the answer exact.
+            request["cache_prompt"] = False
+        self._last_prompt[slot] = request.get("messages")
         with self._stats_lock:
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
@@ -142,6 +159,7 @@ class LoadedModel:
             result = server.handle_chat_completions(request)
             return result
         finally:
+            self._free_slots.put(slot)
             usage = result.get("usage") or {}
             with self._stats_lock:
                 self.in_flight -= 1
