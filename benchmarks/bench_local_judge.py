@@ -147,10 +147,13 @@ def run(args: argparse.Namespace) -> dict:
     scorer_cls = judge(args.judge, args.layout)
     before = os.getloadavg()
     started = time.perf_counter()
-    result = evalyard.evaluate(data, scorers=[scorer_cls], db=f"sqlite:///{home}/runs.db")
+    # A call timeout far above a loaded machine's latency: a timed-out call is retried while
+    # llama.cpp still computes the first one, which would measure the retries, not the judge.
+    suite = Path(home) / "suite.yaml"
+    suite.write_text(json.dumps({"name": "bench-local-judge", "models": {MODEL: {"timeout": 3600}}, "cases": data}))
+    result = evalyard.evaluate(str(suite), scorers=[scorer_cls], db=f"sqlite:///{home}/runs.db")
     wall = time.perf_counter() - started
-    summary = next(iter(result.scorers.values()))
-    assert summary.get("errors", 0) == 0, summary
+    errors = next(iter(result.scorers.values())).get("errors", 0)
     values = [r["value"] for r in result.results if r.get("value") is not None]
     params = {"temperature": 0.0, "max_tokens": 1 if args.judge == "pyes" else 160, "cache_prompt": True}
     if args.judge == "pyes":
@@ -164,7 +167,7 @@ def run(args: argparse.Namespace) -> dict:
     settings = engine.settings
     return {"kind": "run", "label": args.label, "judge": args.judge, "layout": args.layout, "cases": args.cases,
             "parallel": settings.n_parallel, "threads": settings.n_threads, "load_s": load_s, "wall_s": wall,
-            "cases_s": args.cases / wall,
+            "cases_s": args.cases / wall, "errors": errors,
             "run_reused_share": reused[0] / reused[1] if reused[1] else None, "mean_value": statistics.mean(values) if values else None,
             "tree": str(Path(evalyard_local.__file__).resolve().parents[2]),
             "loadavg": [round(x, 1) for x in before] + [round(x, 1) for x in after], **floor}
