@@ -70,10 +70,12 @@ async def bare_litellm(api_base: str, n: int, concurrency: int, start: int = 0) 
 
 
 async def evalyard_scorer(layer, n: int, start: int = 0) -> tuple[float, list]:
+    from evalyard.testing import score_cases
+
     scorer = judge()
     scorer.models = layer
     started = time.perf_counter()
-    scores = await scorer.ascore_batch(cases(n, start))
+    scores = await score_cases(scorer, cases(n, start))
     return time.perf_counter() - started, scores
 
 

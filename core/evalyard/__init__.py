@@ -1,8 +1,10 @@
 """evalyard: a plugin-based platform for evaluating LLM outputs.
 
-Everything a plugin author needs is importable from here::
+Everything a plugin author needs is importable from here, and plugins import nothing else
+from the core (the public plugin API, declared in ``__all__``; the names of
+``evalyard.plugin_api.LAZY`` load when first used)::
 
-    from evalyard import hookimpl, Scorer, Case, Score
+    from evalyard import hookimpl, Scorer, Case, Score, ask
 
 and the Python API::
 
@@ -14,10 +16,11 @@ and the Python API::
 from .api import compare, evaluate, register_prompt_scorer, resume
 from .errors import ConfigError, EvalyardError, InputError, PluginError, UnknownNameError
 from .hookspecs import hookimpl
-from .scoring import Case, Generation, Generator, Score, Scorer
+from .scoring import Case, Generation, Generator, JudgeError, Score, Scorer
 from .settings import Settings
 from .suite import ScorerSpec, Suite
 from .version import __version__
+from . import plugin_api
 
 
 def __getattr__(name: str):
@@ -26,6 +29,10 @@ def __getattr__(name: str):
         from . import app
 
         return getattr(app, name)
+    from .plugin_api import LAZY, resolve
+
+    if name in LAZY:
+        return resolve(name)
     raise AttributeError(f"module 'evalyard' has no attribute {name!r}")
 
 
@@ -37,6 +44,7 @@ __all__ = [
     "Generation",
     "Generator",
     "InputError",
+    "JudgeError",
     "PluginError",
     "RunResult",
     "Score",
@@ -51,4 +59,5 @@ __all__ = [
     "register_prompt_scorer",
     "resume",
     "__version__",
+    *plugin_api.LAZY,
 ]

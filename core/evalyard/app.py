@@ -122,21 +122,44 @@ def with_prompt_scorers(registry: Registry, library) -> Registry:
     return extended
 
 
+#: Calls a batched run keeps in flight: a batch job should hold a whole round of the run's
+#: calls, not the handful an online run sends at once.
+BATCH_CONCURRENCY = 10_000
+
+
+def batch_concurrency(run_settings: dict[str, Any], concurrency: int) -> int:
+    models = run_settings.get("models") or {}
+    batched = run_settings.get("batch") or any((s or {}).get("batch") for s in models.values())
+    return max(concurrency, BATCH_CONCURRENCY) if batched else concurrency
+
+
 def set_up(runtime, prepared: list, generator) -> None:
     """Hand every scorer and the generator the run's runtime; a configuration that cannot
     work is bad input, reported before anything is stored."""
     from .errors import ConfigError
 
+    try:
+        for p in prepared:
+            try:
+                p.scorer.setup(runtime)
+            except ConfigError as exc:
+                raise InputError(f"{p.spec.origin or 'scorer'}: {exc}") from None
+        if generator is not None:
+            try:
+                generator.generator.setup(runtime)
+            except ConfigError as exc:
+                raise InputError(f"--generator: {exc}") from None
+    except BaseException:
+        close_prepared(prepared, generator)
+        raise
+
+
+def close_prepared(prepared: list, generator) -> None:
+    """Close what a plan set up (worker processes, models) when the run does not start."""
     for p in prepared:
-        try:
-            p.scorer.setup(runtime)
-        except ConfigError as exc:
-            raise InputError(f"{p.spec.origin or 'scorer'}: {exc}") from None
+        p.scorer.close()
     if generator is not None:
-        try:
-            generator.generator.setup(runtime)
-        except ConfigError as exc:
-            raise InputError(f"--generator: {exc}") from None
+        generator.generator.close()
 
 
 def _jsonable_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -320,10 +343,12 @@ class Application:
     def plan(self, suite: Any, scorers: Iterable[Any] | None = None, *, name: str = "", executor: str | None = None,
              generator: str | None = None, generator_config: dict[str, Any] | None = None,
              judge_model: str | None = None, use_cache: bool = True, max_cost: float | None = None,
-             concurrency: int = 4, format: str | None = None, field_map: dict[str, str] | None = None) -> "RunPlan":
+             concurrency: int = 4, format: str | None = None, field_map: dict[str, str] | None = None,
+             batch: bool = False, calibrated: bool = False) -> "RunPlan":
         """Load and check everything a run needs (scorer names and configs, required fields,
         executors, judge models and templates) without touching the database: bad input
-        raises ``evalyard.InputError``."""
+        raises ``evalyard.InputError``. ``calibrated``: every judge with a saved calibration uses
+        its fitted threshold (as ``threshold: calibrated`` does for one scorer)."""
         from .runner import check_required_fields, prepare_generator, prepare_scorers
 
         loaded, origins = self.load_suite(suite, name=name or None, format=format, field_map=field_map)
@@ -334,17 +359,23 @@ class Application:
                        for s in scorers]
         run_settings = {"judge_model": judge_model or self.settings.judge_model,
                         "prompt_dirs": [*self.settings.prompt_dirs, *loaded.prompt_dirs],
-                        "models": loaded.models, "use_cache": use_cache, "max_cost": max_cost}
+                        "models": loaded.models, "use_cache": use_cache, "max_cost": max_cost, "batch": batch}
+        if calibrated:
+            run_settings["calibrated"] = True
         runtime = self.runtime(run_settings, concurrency)
         registry = self.registry
         if loaded.prompt_dirs:  # the suite's own templates may declare scorers too
             registry = with_prompt_scorers(registry, runtime.prompts)
         specs = merge_scorer_choice(loaded.scorers, scorer_specs(scorers)) if scorers else loaded.scorers
-        prepared = prepare_scorers(specs, registry, executor)
+        prepared = prepare_scorers(specs, registry, executor or loaded.executor)
         prepared_generator = prepare_generator(generator, generator_config or {}, registry) if generator else None
         set_up(runtime, prepared, prepared_generator)
         run_settings["judge_model"] = runtime.chosen_judge_model  # a plugin's default, once judges asked for one
-        check_required_fields(loaded.cases, origins, prepared, prepared_generator)
+        try:
+            check_required_fields(loaded.cases, origins, prepared, prepared_generator)
+        except BaseException:  # a plan that fails closes what it set up
+            close_prepared(prepared, prepared_generator)
+            raise
         return RunPlan(loaded, prepared, prepared_generator, name, runtime, run_settings)
 
     def runtime(self, run_settings: dict[str, Any], concurrency: int, spent: float = 0.0):
@@ -356,33 +387,40 @@ class Application:
                        prompt_dirs=run_settings.get("prompt_dirs") or (),
                        plugin_templates=plugin_templates(self.registry), model_settings=run_settings.get("models"),
                        use_cache=run_settings.get("use_cache", True),
-                       max_cost=None if max_cost is None else max(0.0, max_cost - spent), concurrency=concurrency)
+                       max_cost=None if max_cost is None else max(0.0, max_cost - spent),
+                       concurrency=batch_concurrency(run_settings, concurrency), batch=bool(run_settings.get("batch")))
 
     def evaluate(self, suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
                  executor: str | None = None, generator: str | None = None,
                  generator_config: dict[str, Any] | None = None, judge_model: str | None = None,
                  use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4,
-                 format: str | None = None, field_map: dict[str, str] | None = None, **options: Any) -> RunResult:
+                 format: str | None = None, field_map: dict[str, str] | None = None, batch: bool = False,
+                 calibrated: bool = False, **options: Any) -> RunResult:
         """Score a suite (a file path, a ``Suite`` or a list of cases) and keep the run.
 
         Everything is checked before anything is written: bad input raises
         ``evalyard.InputError`` and stores nothing. ``format`` names the data format of a data
         file (default: by its file name's ending) and ``field_map`` maps its columns to case
-        fields (``{"reference": "gold"}``). ``options``: ``max_errors``,
+        fields (``{"reference": "gold"}``); ``batch`` sends model calls as provider batch jobs.
+        ``options``: ``max_errors``,
         ``on_progress``, ``on_start`` (see ``execute``).
         """
         plan = self.plan(suite, scorers, name=name, executor=executor, generator=generator,
                          generator_config=generator_config, judge_model=judge_model, use_cache=use_cache,
-                         max_cost=max_cost, concurrency=concurrency, format=format, field_map=field_map)
+                         max_cost=max_cost, concurrency=concurrency, format=format, field_map=field_map,
+                         batch=batch, calibrated=calibrated)
         return self.execute(plan, db=db, concurrency=concurrency, **options)
 
     def execute(self, plan: "RunPlan", *, db: str | None = None, concurrency: int = 4, max_errors: int | None = None,
                 on_progress: Callable[[int], None] | None = None,
                 on_start: Callable[[str, int], None] | None = None) -> RunResult:
         """Create the planned run in the database and run its stages."""
+        from .calibration import apply_calibrations
         from .runner import Runner
 
         store = self.open_store(db)
+        apply_calibrations(store, plan.scorers, every_judge=bool(plan.settings.get("calibrated")))
+        concurrency = batch_concurrency(plan.settings, concurrency)
         plan.runtime.store = store  # the model layer's response cache is the run's database
         plan.runtime.concurrency = concurrency
         runner = Runner(store, self.registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress,
@@ -391,6 +429,7 @@ class Application:
         run_id = runner.create(plan.suite, plan.scorers, generator=plan.generator, name=plan.name,
                                source=plan.suite.source, plugin_versions=self.plugin_versions(),
                                settings=_jsonable_settings(plan.settings))
+        plan.runtime.run_id = run_id
         if on_start is not None:
             on_start(run_id, len(plan.suite.cases) * len(plan.scorers))
         return self._execute(runner, run_id, plan.suite.cases, plan.scorers, plan.generator, plan.suite.name)
@@ -442,8 +481,10 @@ class Application:
         origin = f"run {row.id}"
         run_settings = row.settings or {}
         spent = ((row.totals or {}).get("usage") or {}).get("cost") or 0.0
+        concurrency = batch_concurrency(run_settings, concurrency)
         runtime = self.runtime(run_settings, concurrency, spent)
         runtime.store = store
+        runtime.run_id = row.id
         registry = with_prompt_scorers(self.registry, runtime.prompts) if run_settings.get("prompt_dirs") else \
             self.registry
         specs = [ScorerSpec(s.get("qualified") or s["name"], s["config"], s.get("threshold"), origin=origin)
@@ -453,6 +494,7 @@ class Application:
             p.spec.name = stored["name"]  # results stay keyed by the name the run was started with
             if executor is None:
                 p.executor = stored.get("executor", p.executor)
+            p.calibration = stored.get("calibration")  # a calibrated threshold applies to the same value
         prepared_generator = None
         if row.generator:
             prepared_generator = prepare_generator(row.generator["name"], row.generator.get("config") or {},

@@ -46,3 +46,9 @@ class BatchStopped(StopRun):
     def __init__(self, stop: StopRun, scores: list) -> None:
         super().__init__(str(stop))
         self.stop, self.scores = stop, scores
+
+
+class ExecutorUnavailable(StopRun):
+    """Raised by an executor whose workers are gone (a cluster that lost every node, no worker
+    placed for its time limit): an infrastructure failure, so the run stops as ``failed``,
+    resumable, with this message, and no case is given it as a scorer error."""

@@ -11,7 +11,8 @@ The core's own, registered by ``evalyard.builtins.executors``:
 
 - ``inline``: a thread pool of ``concurrency`` threads (cheap CPU work, libraries that
   release the GIL);
-- ``process``: ``concurrency`` spawned worker processes (CPU-heavy pure Python);
+- ``process``: ``concurrency`` spawned worker processes (CPU-heavy pure Python), each
+  running torch/BLAS/OpenMP on its share of the CPUs;
 - ``async``: the event loop; each case's ``ascore`` is one request, and at most
   ``concurrency`` requests of the whole run are in flight.
 """
@@ -102,7 +103,11 @@ class AsyncExecutor:
 class ProcessExecutor:
     """Spawned workers (not forked: the platform process may hold threads or large models).
     A worker rebuilds each scorer once from its class reference and config values, so a
-    scorer must be importable by name in a fresh process, or come from a plugin file."""
+    scorer must be importable by name in a fresh process, or come from a plugin file.
+
+    Each worker gets CPUs // workers threads for torch, BLAS and OpenMP (at least one):
+    left to their defaults, every worker would start a thread per CPU, and two workers on
+    two CPUs would run four busy threads that keep taking the cores from each other."""
 
     def __init__(self, concurrency: int) -> None:
         self.concurrency = concurrency
@@ -117,7 +122,9 @@ class ProcessExecutor:
             from concurrent.futures import ProcessPoolExecutor
 
             self._pool = ProcessPoolExecutor(max_workers=self.concurrency,
-                                             mp_context=multiprocessing.get_context("spawn"))
+                                             mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=limit_threads,
+                                             initargs=(threads_per_worker(self.concurrency),))
         reference = class_reference(type(scorer))
         return await asyncio.get_running_loop().run_in_executor(
             self._pool, score_in_worker, reference, scorer.config_dict(), cases)
@@ -127,19 +134,45 @@ class ProcessExecutor:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def class_reference(cls: type) -> tuple[str, str, str | None]:
+#: what numeric libraries read, when they load, to size their thread pools
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask: what taskset or a container allows)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def threads_per_worker(workers: int) -> int:
+    return max(1, usable_cpus() // max(1, workers))
+
+
+def limit_threads(threads: int) -> None:
+    """A worker's first act: size the thread pools of torch, BLAS and OpenMP. The variables
+    reach a library loaded later (the usual case: the scorer imports torch); torch already
+    loaded (by the main module a spawned worker re-imports) is told directly."""
+    for name in THREAD_VARIABLES:
+        os.environ[name] = str(threads)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(threads)
+
+
+def class_reference(cls: type, executor: str = "process") -> tuple[str, str, str | None]:
     """(module, qualified name, plugin file or None): how a worker process finds a scorer class."""
     from .plugins import file_module_name
 
     module = sys.modules.get(cls.__module__)
     path = getattr(module, "__file__", None)
     if "<locals>" in cls.__qualname__ or module is None:
-        raise InputError(f"scorer {cls.name!r} uses executor 'process', but its class is defined inside a function "
+        raise InputError(f"scorer {cls.name!r} uses executor {executor!r}, but its class is defined inside a function "
                          "and cannot be loaded in a worker process: define it at module level")
     if path and cls.__module__ == file_module_name(path):
         return cls.__module__, cls.__qualname__, path
     if getattr(module, "__spec__", None) is None and cls.__module__ != "__main__":
-        raise InputError(f"scorer {cls.name!r} uses executor 'process', but its module {cls.__module__!r} cannot "
+        raise InputError(f"scorer {cls.name!r} uses executor {executor!r}, but its module {cls.__module__!r} cannot "
                          "be imported in a worker process: put it in an importable module or a plugin file")
     return cls.__module__, cls.__qualname__, None
 

@@ -16,6 +16,14 @@ def template_dir() -> Path:
     return Path(str(files("evalyard.plugin_template")))
 
 
+def compatible_range() -> str:
+    """The ``evalyard`` versions a plugin written against this one declares: this minor series."""
+    from .version import __version__
+
+    major, minor = (int(part) for part in __version__.split(".")[:2])
+    return f">={major}.{minor},<{major}.{minor + 1}"
+
+
 def render_plugin(name: str, destination: Path) -> list[Path]:
     """Write the new project into ``destination``; refuse to overwrite anything."""
     if not NAME_PATTERN.match(name):
@@ -28,6 +36,7 @@ def render_plugin(name: str, destination: Path) -> list[Path]:
         "package": f"evalyard_{name}",
         "distribution": f"evalyard-{name.replace('_', '-')}",
         "class_name": "".join(part.capitalize() for part in name.split("_")),
+        "evalyard_range": compatible_range(),
     }
     written = []
     source = template_dir()

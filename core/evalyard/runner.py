@@ -52,6 +52,8 @@ class PreparedScorer:
     scorer: Scorer
     entry: Entry
     executor: str
+    #: the saved calibration whose threshold this run uses (``evalyard.calibration.apply_calibrations``)
+    calibration: dict[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -62,10 +64,18 @@ class PreparedScorer:
     def threshold(self) -> float | None:
         return self.spec.threshold if self.spec.threshold is not None else self.scorer.threshold
 
+    def pass_value(self, score: Score) -> float | None:
+        """The number the pass threshold applies to: the value, or what a calibration was fitted on."""
+        if self.calibration is None or self.calibration.get("value", "value") == "value":
+            return score.value
+        from .calibration import source_value
+
+        return source_value(self.scorer, score, self.calibration["value"])
+
     def describe(self) -> dict[str, Any]:
         cls = type(self.scorer)
         identity = {"scorer": self.entry.qualified, **_jsonable(self.scorer.fingerprint_data())}
-        return {
+        description = {
             "name": self.name,
             "qualified": self.entry.qualified,
             "plugin": self.entry.plugin,
@@ -78,6 +88,9 @@ class PreparedScorer:
             "fingerprint": fingerprint(identity),
             "fingerprint_data": identity,
         }
+        if self.calibration:
+            description["calibration"] = self.calibration
+        return description
 
 
 @dataclass
@@ -378,12 +391,13 @@ class Runner:
         rows = []
         for case, raw in zip(batch, scores):
             score = _checked(raw, p.name)
+            value = p.pass_value(score)
             if score.error is not None:
                 self.errors += 1
-            elif score.value is not None and threshold is not None and (
+            elif value is not None and threshold is not None and (
                 score.passed is None or user_threshold
             ):  # a threshold the user set wins over the scorer's own verdict
-                score.passed = score.value >= threshold if higher else score.value <= threshold
+                score.passed = value >= threshold if higher else value <= threshold
             rows.append({
                 "case_id": case.id, "scorer": p.name, "value": score.value, "label": score.label,
                 "passed": score.passed, "details": _jsonable(score.details or {}), "error": score.error,

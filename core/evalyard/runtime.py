@@ -19,7 +19,8 @@ from .errors import StopRun  # noqa: F401  (re-exported: scorers raise it)
 class Runtime:
     def __init__(self, *, judge_model: str | None = None, default_judge: Any = None, prompt_dirs: Iterable[str | Path] = (),
                  plugin_templates: Iterable[tuple[str, Any, str]] = (), model_settings: dict[str, Any] | None = None,
-                 use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4) -> None:
+                 use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4,
+                 batch: bool = False) -> None:
         self._judge_model = judge_model
         self._default_judge = default_judge
         self._judge_resolved = judge_model is not None
@@ -29,9 +30,37 @@ class Runtime:
         self.use_cache = use_cache
         self.max_cost = max_cost
         self.concurrency = concurrency
-        self.store = None  # set by the application when the run is created
+        self.batch = batch
+        self._store = None
+        self._run_id: str | None = None
         self._prompts = None
         self._models = None
+
+    # The run's database and id are known only once the run is created, after scorers were set
+    # up; a layer already made (a scorer asked the provider's capabilities in setup) moves onto them.
+    @property
+    def store(self):
+        return self._store
+
+    @store.setter
+    def store(self, store) -> None:
+        self._store = store
+        if self._models is not None and store is not None:
+            from .models import SQLCache
+
+            self._models.cache = SQLCache(store.engine)
+            if self._models.batch is not None:
+                self._models.batch.engine = store.engine
+
+    @property
+    def run_id(self) -> str | None:
+        return self._run_id
+
+    @run_id.setter
+    def run_id(self, run_id: str | None) -> None:
+        self._run_id = run_id
+        if self._models is not None and self._models.batch is not None:
+            self._models.batch.run_id = run_id
 
     @property
     def judge_model(self) -> str | None:
@@ -82,6 +111,12 @@ class Runtime:
             self._models = ModelLayer(cache=cache, use_cache=self.use_cache, concurrency=self.concurrency,
                                       settings=settings, usage=UsageMeter(max_cost=self.max_cost),
                                       judge_model=self._judge_model)
+            if self.batch or any(s.batch for s in settings.values()):
+                from .models.batch import BatchQueue
+
+                self._models.batch = BatchQueue(self._models, self.store.engine if self.store is not None else None,
+                                                self.run_id)
+                self._models.batch_all = self.batch
         return self._models
 
     def usage(self) -> dict[str, Any] | None:

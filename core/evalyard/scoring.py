@@ -76,11 +76,33 @@ class Score:
 
     @classmethod
     def failure(cls, error: BaseException | str, **details: Any) -> "Score":
-        if isinstance(error, BaseException):
+        """The score of a case that could not be scored. A ``JudgeError`` brings its own message,
+        details and the usage of the calls that were made."""
+        usage = None
+        if isinstance(error, JudgeError):
+            message = str(error)
+            details = {**error.details, **details}
+            usage = error.usage_dict()
+        elif isinstance(error, BaseException):
             message = f"{type(error).__name__}: {error}".rstrip(": ")
         else:
             message = str(error)
-        return cls(value=None, error=message, details=details)
+        return cls(value=None, error=message, details=details, usage=usage)
+
+
+class JudgeError(Exception):
+    """A model-graded step gave no verdict (failed call, unreadable answer). Raised from ``ascore``
+    (or ``score``), it becomes that case's recorded error, with ``details`` (the raw reply...) and
+    ``usage`` (the calls that were made and paid for) kept on the result."""
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None, usage: Any = None) -> None:
+        super().__init__(message)
+        self.details = dict(details or {})
+        self.usage = usage
+
+    def usage_dict(self) -> dict[str, Any] | None:
+        usage = self.usage
+        return usage.to_dict() if hasattr(usage, "to_dict") else usage
 
 
 class Scorer:
@@ -193,10 +215,22 @@ class Scorer:
 
         return list(await asyncio.gather(*(one(c) for c in cases)))
 
+    def resources(self) -> dict[str, float]:
+        """What one worker running this scorer needs, for executors that place workers on
+        machines (a cluster): ``cpu`` (default 1), ``gpu``, ``memory_mb``. Override when the
+        config changes it (a sandbox running four children asks for four CPUs)."""
+        return {}
+
     def setup(self, runtime: Any) -> None:
         """Called once per run before anything is stored, with the run's ``evalyard.runtime.Runtime``
         (judge model, prompt library, model layer). Take what the scorer needs and raise
         ``evalyard.ConfigError`` for a configuration that cannot work. The default does nothing."""
+
+    def calibration_value(self, score: Score) -> float | None:
+        """The continuous value ``evalyard calibrate`` fits a threshold on (and a calibrated threshold
+        applies to): by default ``value``. A scorer whose value is a bare verdict but which knows a
+        graded one (a judge's P(yes) kept in ``details``) returns that instead."""
+        return score.value
 
     def aggregate(self, scores: list[Score]) -> dict[str, float]:
         """Corpus-level metrics over all of a run's scores for this scorer (errors included,

@@ -67,6 +67,14 @@ class Settings:
         values.update(overrides)
         return cls(**values)
 
+    @staticmethod
+    def variable(name: str) -> str | None:
+        """One variable of the process environment, read here and nowhere else: values named at
+        run time (the API-key variable a suite's ``models:`` names), third-party switches evalyard
+        honours (``NLTK_DATA``, ``HF_HUB_OFFLINE``) and plugins' own knobs
+        (``EVALYARD_EMBEDDING_CACHE_MB``). None when unset."""
+        return os.environ.get(name)
+
     def data_dir(self) -> Path:
         if self.home is not None:
             return self.home

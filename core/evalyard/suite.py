@@ -9,13 +9,18 @@ from typing import Any
 from .scoring import Case
 
 
+#: The threshold that asks for the one fitted by the judge's saved calibration.
+CALIBRATED = "calibrated"
+
+
 @dataclass
 class ScorerSpec:
     """A scorer chosen for a run: its registry name, config values and pass threshold."""
 
     name: str
     config: dict[str, Any] = field(default_factory=dict)
-    threshold: float | None = None
+    #: a number, or ``"calibrated"``: the threshold of the judge's saved calibration (``evalyard calibrate --save``)
+    threshold: float | str | None = None
     #: where the spec came from, for error messages ("suite.yaml:12" or "--scorer")
     origin: str = ""
 
@@ -31,6 +36,8 @@ class Suite:
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the suite's own prompt-template directories (absolute), after the user's
     prompt_dirs: list[str] = field(default_factory=list)
+    #: where the suite's non-async scorers run unless the run says otherwise (``--executor``)
+    executor: str | None = None
 
     @property
     def version(self) -> str:

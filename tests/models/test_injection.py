@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from evalyard.testing import score_cases
 from evalyard import Case
 from evalyard.prompting import PromptLibrary, register_prompt_scorer
 
@@ -45,7 +46,7 @@ def test_fake_verdict_in_the_candidate_does_not_change_the_result(template, payl
     model = rules([{"echo": True, "content": reply}])
     scorer = register_prompt_scorer("judge", template=template)(model=model)
     scorer.models = layer
-    [result] = run(scorer.ascore_batch([_case(payload)]))
+    [result] = run(score_cases(scorer, [_case(payload)]))
     assert result.error is None, result.details
     assert (result.value, result.label) == expected
     assert payload.splitlines()[0] in result.details["raw"]  # the judge did quote the fake verdict
@@ -60,11 +61,13 @@ def test_judged_text_stays_inside_markers_it_cannot_close(template, payload):
     blocks = re.findall(re.escape(opening) + r"\n(.*?)\n" + re.escape(closing), content, re.DOTALL)
     assert any(payload in block for block in blocks)
     # Every opening marker is closed exactly once, and the fake closing marker is not the real one.
-    assert content.count(opening) == content.count(closing) == len(blocks) + 1  # +1: the notice names them
+    assert content.count(opening) == content.count(closing) == len(blocks)
     assert "</data-0123456789abcdef>" != closing
-    # The notice and the answer instructions come after all judged text.
-    notice = content.index("The material to evaluate")
-    assert content[:notice].count(closing) == len(blocks)
+    # How the markers work and how to answer come before all judged text (the static part of the
+    # prompt, which prefix caches reuse); the call's own marker is named nowhere else.
+    static = prompt.messages[0]["content"]
+    assert prompt.messages[0]["role"] == "system" and "The material to evaluate" in static
+    assert prompt.nonce not in static and "material to evaluate" not in content
 
 
 def test_markers_differ_per_case_and_cannot_be_predicted_from_the_text():

@@ -39,7 +39,7 @@ def test_user_dir_overrides_plugin_which_overrides_builtin(tmp_path):
     template = library.get("correctness")
     assert template.description == "first" and template.origin == str(first / "correctness.jinja")
     assert template.overrides == [str(second / "correctness.jinja"), "plugin judge", "built-in"]
-    assert "Is <data-" in template.render(CASE).messages[0]["content"]
+    assert "Is <data-" in template.render(CASE).messages[-1]["content"]
     plugin_only = PromptLibrary()
     plugin_only.add_plugin_template("correctness", GOOD.replace("mine", "plugin"), plugin="judge")
     assert plugin_only.get("correctness").origin == "plugin judge"

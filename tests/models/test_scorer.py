@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from evalyard.testing import score_cases
 from evalyard import Case, ConfigError
 from evalyard.models import ModelLayer
 from evalyard.prompting import PromptLibrary, PromptScorer, register_prompt_scorer, scorer_from_template
@@ -19,7 +20,7 @@ def scorer_for(template, model, layer, answer=None, **options):
 
 
 def score(run, scorer, cases=(CASE,)):
-    return run(scorer.ascore_batch(list(cases)))
+    return run(score_cases(scorer, cases))
 
 
 def test_binary_from_the_final_line(layer, rules, run):
@@ -105,7 +106,7 @@ def test_missing_model_says_how_to_set_one(layer, monkeypatch, run):
     scorer = register_prompt_scorer("judge", template="correctness")()
     scorer.models = layer
     with pytest.raises(ConfigError, match="--judge-model MODEL, set EVALYARD_JUDGE_MODEL, or give the scorer a `model`"):
-        score(run, scorer)
+        scorer.check_ready()  # what a run's set-up calls, before anything is stored
 
 
 def test_judge_model_from_layer_and_environment(rules, fast_retry, monkeypatch, run):
@@ -166,7 +167,7 @@ def test_user_override_changes_the_prompt_sent(tmp_path, layer, rules, run):
 
 def test_logprobs_need_a_binary_answer(layer, rules, run):
     with pytest.raises(ConfigError, match="logprobs works with binary answers only"):
-        score(run, scorer_for("relevance", rules([{"content": "1"}]), layer, logprobs=True))
+        scorer_for("relevance", rules([{"content": "1"}]), layer, logprobs=True).check_ready()
 
 
 def test_an_unreadable_json_answer_still_counts_both_calls_in_the_results_usage(layer, rules, run):

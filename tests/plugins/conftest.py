@@ -15,6 +15,12 @@ def user_models_dir() -> Path:
     return _USER_MODELS
 
 
+@pytest.fixture(scope="session")
+def user_models() -> Path:
+    """The user's models directory (read only), for fixtures that hand it to other processes."""
+    return user_models_dir()
+
+
 @pytest.fixture(autouse=True)
 def _installed_plugins(installed_plugins):
     pass

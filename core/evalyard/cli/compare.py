@@ -19,11 +19,25 @@ from .options import current_app, db_option, echo_json, fmt, json_option, table
               help="Refuse (exit 2) to compare scorers whose fingerprints (version, config, model, prompt) differ.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Also write JUnit XML for CI: one test case per case x scorer, plus each scorer's regression check.")
+@click.option("--judge", metavar="SCORER", help="Also judge NEW's responses against BASE's with this pairwise judge "
+              "(e.g. pairwise), in both orders: win rate, length-controlled win rate, position consistency. The "
+              "judgements are stored as a run of their own, cached and resumable.")
+@click.option("--judge-model", metavar="MODEL", envvar="EVALYARD_JUDGE_MODEL",
+              help="Model for --judge (default: $EVALYARD_JUDGE_MODEL, or a plugin's default judge).")
+@click.option("--concurrency", "-j", default=4, show_default=True, type=click.IntRange(1, 1024),
+              help="Model requests in flight for --judge.")
 @json_option
 @db_option
-def compare(base, new, top, fail_on_regression, strict, junit_path, as_json, db_url):
+def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge_model, concurrency, as_json, db_url):
     """Compare run NEW against run BASE, case by case (runs by id, id prefix, run name or suite name: its newest run)."""
     result = current_app().compare(base, new, db=db_url, top=top)
+    if judge:
+        from ..pairwise import pairwise_run, pairwise_stats
+
+        app = current_app()
+        run_id = pairwise_run(app, result["base"], result["new"], judge=judge, judge_model=judge_model, db=db_url,
+                              concurrency=concurrency)
+        result["pairwise"] = pairwise_stats(app.open_store(db_url), run_id)
     for change in result["fingerprint_changes"]:
         what = ", ".join(change["differs_in"]) or "its fingerprint"
         verb = "refusing to compare" if strict else "compared anyway"
@@ -63,6 +77,12 @@ def compare(base, new, top, fail_on_regression, strict, junit_path, as_json, db_
         for key, label in (("only_in_base", "only in base"), ("only_in_new", "only in new")):
             if result[key]:
                 click.echo(f"{label}: {', '.join(result[key])}")
+        if result.get("pairwise"):
+            from ..pairwise import pairwise_lines
+
+            click.echo("")
+            for line in pairwise_lines(result["pairwise"]):
+                click.echo(line)
     if fail_on_regression and regressed:
         click.echo(f"FAILED: regression in {', '.join(regressed)}", err=True)
         sys.exit(1)

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from .interrupts import exit_code, terminate_as_interrupt
 from .options import CLIError, current_app, db_option, echo_json, json_option, stats_table
 
 
@@ -70,24 +71,32 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
               help="With --model: render this prompt template with each case instead of sending its input.")
 @click.option("--prompts-dir", "prompts_dirs", multiple=True, type=click.Path(file_okay=False),
               help="A directory of your own prompt templates (repeatable); overrides built-in and plugin ones.")
+@click.option("--batch", is_flag=True,
+              help="Send model calls as provider batch jobs (OpenAI-compatible Batch API: about half the price, "
+                   "answers within a day); resumable, cached like online calls.")
 @click.option("--no-cache", is_flag=True, help="Call the models again instead of answering from the response cache.")
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",
               help="Stop the run cleanly (resumable) once model calls have cost this much.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every model call's cache key inputs and hit or miss.")
+@click.option("--calibrated", is_flag=True, help="Judges with a saved calibration (evalyard calibrate --save) use its "
+              "fitted threshold, as `threshold: calibrated` does for one scorer.")
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,
-        generator, max_errors, name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, no_cache, max_cost,
-        verbose, db_url):
+        generator, max_errors, name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, batch, no_cache,
+        max_cost, verbose, calibrated, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
     --fail-on-error (by default: every result is an error), or the run stopped at
-    --max-errors; 2 bad usage or bad input (nothing is written then).
+    --max-errors; 2 bad usage or bad input (nothing is written then); 130 stopped by
+    Ctrl-C, 143 stopped by SIGTERM (results so far kept, the run marked interrupted:
+    finish it with --resume).
     """
     app = current_app()
     app.use_prompt_dirs(prompts_dirs)
     if verbose:
         _log_model_calls()
+    _log_batch_progress()
     checks = _parse_fail_under(fail_under)
     generator_name, generator_config = _parse_generator(generator)
     if gen_prompt and not gen_model:
@@ -101,7 +110,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
 
     field_map = parse_field_options(fields)
     if resume_id and not suite and (scorers or generator or gen_model or max_cost is not None or data_format
-                                     or field_map):
+                                     or field_map or batch or calibrated):
         raise CLIError("--resume RUN_ID continues a run with its own suite, scorers, generator and limits: give "
                        "the run id alone, or repeat the run's whole command (SUITE and its options) with --resume")
     if not resume_id and not suite:
@@ -109,12 +118,14 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
 
     progress = _Progress(enabled=sys.stderr.isatty() and not as_json)
     started: list[str] = []
+    restore_sigterm = terminate_as_interrupt()
     try:
         plan = None
         if suite:
             plan = app.plan(suite, list(scorers) or None, name=name, executor=executor, generator=generator_name,
                             generator_config=generator_config, judge_model=judge_model, use_cache=not no_cache,
-                            max_cost=max_cost, concurrency=concurrency, format=data_format, field_map=field_map)
+                            max_cost=max_cost, concurrency=concurrency, format=data_format, field_map=field_map,
+                            batch=batch, calibrated=calibrated)
             unknown = [n for n, _ in checks if n not in plan.scorer_names]
             if unknown:
                 raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
@@ -129,13 +140,14 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
                 plan, db=db_url, concurrency=concurrency, max_errors=max_errors, on_progress=progress.update,
                 on_start=lambda run_id, total: (started.append(run_id), progress.start(total)),
             )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         progress.stop()
         run_id = resume_id or (started[0] if started else None)
         if run_id:
             click.echo(f"\ninterrupted; results so far are kept. Resume with: evalyard run --resume {run_id}", err=True)
-        sys.exit(130)
+        sys.exit(exit_code(stop))
     finally:
+        restore_sigterm()
         progress.stop()
 
     unknown = [n for n, _ in checks if n not in result.scorers]
@@ -153,8 +165,11 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         from ..junit import write_junit
 
         write_junit(app.open_store(db_url), result.run_id, junit_path)
+    agreement = judge_agreements(app.open_store(db_url), result.run_id)
     if as_json:
         data = result.to_dict()
+        for scorer_name, view in agreement.items():
+            data["scorers"][scorer_name]["agreement"] = view
         data["failed_checks"] = failed_checks
         data["error_share"] = share
         echo_json(data)
@@ -163,6 +178,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
                    f"in {result.duration_s:.2f}s")
         click.echo(stats_table(result.scorers))
         for line in aggregate_lines(result.scorers):
+            click.echo(line)
+        for line in agreement_lines(agreement):
             click.echo(line)
         if result.usage:
             click.echo(usage_line(result.usage))
@@ -187,6 +204,17 @@ def usage_line(usage: dict) -> str:
             f"{usage.get('completion_tokens', 0)} out  cost {format_cost(usage.get('cost'), usage.get('cost_complete', True))}")
 
 
+def judge_agreements(store, run_id: str) -> dict:
+    """Each judge's agreement with people (its saved calibration) or "uncalibrated", by scorer name."""
+    from ..calibration import agreements
+
+    return agreements(store, store.get_run(run_id).scorers)
+
+
+def agreement_lines(agreement: dict) -> list[str]:
+    return [f"{name}: {view['line']}" for name, view in agreement.items()]
+
+
 def _log_model_calls() -> None:
     """--verbose: each model call's cache key inputs and whether the cache answered it, on stderr."""
     import json
@@ -203,6 +231,19 @@ def _log_model_calls() -> None:
     logger = logging.getLogger("evalyard.models")
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
+
+
+def _log_batch_progress() -> None:
+    """Batch jobs submitted, done and failed, on stderr as they happen (a run may wait hours)."""
+    import logging
+
+    logger = logging.getLogger("evalyard.batch")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("evalyard: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 def aggregate_lines(scorers: dict, width: int = 100) -> list[str]:

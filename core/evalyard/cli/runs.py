@@ -74,6 +74,11 @@ def show(run_ref, as_json, db_url):
         "results": store.result_count(run.id),
         "scorers": scorer_stats,
     }
+    from .run import agreement_lines, judge_agreements
+
+    agreement = judge_agreements(store, run.id)
+    for scorer_name, view in agreement.items():
+        scorer_stats[scorer_name]["agreement"] = view
     if as_json:
         echo_json(data)
         return
@@ -83,14 +88,15 @@ def show(run_ref, as_json, db_url):
     click.echo(f"versions {json.dumps(run.versions)}")
     for s in run.scorers:
         click.echo(f"  {s['name']} v{s['version']} ({s['plugin']}) config={json.dumps(s['config'])} "
-                   f"threshold={s['threshold']} fingerprint={s.get('fingerprint', '-')}")
+                   f"threshold={s['threshold']}{' (calibrated)' if s.get('calibration') else ''} "
+                   f"fingerprint={s.get('fingerprint', '-')}")
     if run.generator:
         click.echo(f"generator {run.generator['name']} config={json.dumps(run.generator.get('config'))}")
     click.echo(f"results {data['results']} of {suite.case_count * len(run.scorers)}")
     click.echo(stats_table(scorer_stats))
     from .run import aggregate_lines
 
-    for line in aggregate_lines(scorer_stats):
+    for line in aggregate_lines(scorer_stats) + agreement_lines(agreement):
         click.echo(line)
 
 

@@ -13,12 +13,12 @@ from .logprobs import p_yes
 from .providers import add_custom_provider
 from .records import CallRecord, CallUsage, Completion
 from .retry import RetryPolicy
-from .usage import UsageMeter, format_cost, summarise_calls
+from .usage import Usage, UsageMeter, format_cost
 
 __all__ = [
     "AdaptiveLimit", "CallRecord", "CallUsage", "Completion", "CostLimitReached", "MemoryCache",
     "ModelCallError", "ModelLayer", "ModelSettings", "RequestRate", "ResponseCache", "RetryPolicy",
-    "SQLCache", "Slots", "StructuredAnswer", "StructuredOutputError", "UsageMeter", "add_custom_provider",
-    "cache_key", "cache_stats", "clear_cache", "format_cost", "key_inputs", "p_yes", "parse_age",
-    "summarise_calls",
+    "SQLCache", "Slots", "StructuredAnswer", "StructuredOutputError", "Usage", "UsageMeter",
+    "add_custom_provider", "cache_key", "cache_stats", "clear_cache", "format_cost", "key_inputs", "p_yes",
+    "parse_age",
 ]

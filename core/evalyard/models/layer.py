@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
+from ..settings import Settings
 from .background import shared_loop
 from .cache import MemoryCache, ResponseCache
 from .errors import CostLimitReached, ModelCallError, StructuredOutputError
@@ -34,7 +34,9 @@ class ModelSettings:
     ``api_key_env`` names the environment variable holding the key, so keys never sit
     in suite files. ``params`` are extra request parameters sent with every call.
     ``supports_schema`` / ``supports_logprobs`` override what litellm knows (useful for
-    ``openai/<name>`` on a local server, which litellm cannot look up).
+    ``openai/<name>`` on a local server, which litellm cannot look up). ``batch`` sends this
+    model's calls as provider batch jobs (``run --batch`` does it for every model that can);
+    ``batch_poll_s`` is how often a job is polled.
     """
 
     api_base: str | None = None
@@ -45,6 +47,8 @@ class ModelSettings:
     timeout: float | None = None
     supports_schema: bool | None = None
     supports_logprobs: bool | None = None
+    batch: bool | None = None
+    batch_poll_s: float | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ModelSettings":
@@ -95,6 +99,10 @@ class ModelLayer:
         self._rng = random.Random(seed)
         self._background = shared_loop()
         self._litellm: Any = None
+        #: Provider batch jobs (``run --batch``): set by the run's runtime; ``batch_all`` sends
+        #: every model that can be batched, otherwise only models whose settings say ``batch``.
+        self.batch: Any = None
+        self.batch_all = False
 
     # -- configuration -------------------------------------------------------
     def settings_for(self, model: str) -> ModelSettings:
@@ -144,6 +152,13 @@ class ModelLayer:
             return declared
         return supports_logprobs(self.litellm, model)
 
+    def reasons_by_default(self, model: str) -> bool:
+        """Whether judges ask this model for reasoning before its answer when a scorer does not say:
+        yes, unless the model's provider says it answers better without (small local models)."""
+        from .providers import capabilities
+
+        return bool(capabilities(model).get("reasoning", True))
+
     def request_params(self, model: str, params: dict[str, Any] | None = None,
                        logprobs: int | None = None) -> dict[str, Any]:
         """The parameters sent (and hashed into the key): settings' params, then the call's."""
@@ -175,6 +190,11 @@ class ModelLayer:
                 log.debug("cache hit %s for %s", key[:12], model, extra={"key_inputs": inputs})
                 return completion
         log.debug("cache miss %s for %s", key[:12], model, extra={"key_inputs": inputs})
+        if self._batched(model):
+            completion = await self.batch.request(model, messages, sent, key, inputs)  # it caches the answer
+            completion.key_inputs = inputs
+            self.usage.record(completion)
+            return completion
         completion = await self._call_with_retries(model, messages, sent, key, template)
         completion.key_inputs = inputs
         self.usage.record(completion)
@@ -182,6 +202,14 @@ class ModelLayer:
                             usage=completion.usage.to_dict(), latency_ms=completion.latency_ms)
         await self._cache_put(key, record)  # only answers get here: errors are never cached
         return completion
+
+    def _batched(self, model: str) -> bool:
+        if self.batch is None:
+            return False
+        from .batch import batchable
+
+        wanted = self.settings_for(model).batch
+        return batchable(model) and (wanted if wanted is not None else self.batch_all)
 
     async def _cache_get(self, key: str) -> CallRecord | None:
         if getattr(self.cache, "blocking", False):
@@ -250,7 +278,7 @@ class ModelLayer:
         if settings.api_base:
             kwargs["api_base"] = settings.api_base
         if settings.api_key_env:
-            value = os.environ.get(settings.api_key_env)
+            value = Settings.variable(settings.api_key_env)
             if not value:
                 from ..errors import ConfigError
 
@@ -259,7 +287,7 @@ class ModelLayer:
             kwargs["api_key"] = value
         elif settings.api_base and model.startswith("openai/"):
             # An OpenAI-compatible local server usually wants no key, but the client insists on one.
-            kwargs["api_key"] = os.environ.get("OPENAI_API_KEY") or "no-key"
+            kwargs["api_key"] = Settings.variable("OPENAI_API_KEY") or "no-key"
         if template:
             from .providers import is_custom
 
@@ -279,7 +307,8 @@ class ModelLayer:
         raw_usage = getattr(response, "usage", None)
         usage = CallUsage(prompt_tokens=getattr(raw_usage, "prompt_tokens", None),
                           completion_tokens=getattr(raw_usage, "completion_tokens", None),
-                          cost=cost_of(self.litellm, response, model))
+                          cost=cost_of(self.litellm, response, model),  # litellm prices cached input lower
+                          cached_prompt_tokens=_cached_tokens(raw_usage))
         return Completion(model=model, text=text, key=key, usage=usage, latency_ms=latency_ms,
                           logprobs=from_response(choice), finish_reason=getattr(choice, "finish_reason", None),
                           attempts=attempts)
@@ -287,36 +316,63 @@ class ModelLayer:
     # -- structured output ------------------------------------------------------
     async def complete_json(self, model: str, messages: list[dict[str, Any]], schema: dict[str, Any], *,
                             params: dict[str, Any] | None = None, sample: int = 0, template: str | None = None,
-                            no_cache: bool = False, schema_name: str = "answer") -> StructuredAnswer:
-        """A JSON answer fitting ``schema``.
+                            no_cache: bool = False, schema_name: str = "answer",
+                            read: Callable[[str], Any] | None = None, instructions: str | None = None,
+                            repair: bool = True) -> StructuredAnswer:
+        """A JSON answer fitting ``schema``: the one structured-output strategy of evalyard.
 
-        Through the provider's ``response_format`` where the model supports JSON schema;
-        otherwise the schema goes into the prompt. Either way the reply is read
-        tolerantly, and one repair call follows a reply that cannot be read. Raises
-        :class:`StructuredOutputError` (with the raw text) when that fails too.
+        1. the provider's ``response_format`` where the model supports JSON schema (a provider
+           that refuses it with a 400 is asked again with the schema in the prompt);
+        2. otherwise the schema in the prompt (``instructions`` replace the schema's text when
+           the caller words the format itself);
+        3. either way the reply is read (``read``: text -> value, ValueError when unreadable;
+           default: the last JSON object fitting the schema), and one repair call follows a reply
+           that cannot be read (``repair=False`` for callers reproducing a tool that makes none).
+
+        Raises :class:`StructuredOutputError` (with the raw text and the calls made) when no
+        reply can be read.
         """
         from .structured import parse_json_answer, repair_message, response_format_for, schema_instructions
 
-        params = dict(params or {})
+        reader = read or (lambda text: parse_json_answer(text, schema))
+        in_prompt = _append_to_last_user(messages, instructions or schema_instructions(schema))
+        first = None
+        mode = "prompt"
         if self.supports_schema(model):
-            mode = "schema"
-            params["response_format"] = response_format_for(schema, schema_name)
             sent = list(messages)
-        else:
-            mode = "prompt"
-            sent = _append_to_last_user(messages, schema_instructions(schema))
-        first = await self.complete(model, sent, params=params, sample=sample, template=template, no_cache=no_cache)
+            try:
+                first = await self.complete(model, sent, params={
+                    **(params or {}), "response_format": response_format_for(schema, schema_name)},
+                    sample=sample, template=template, no_cache=no_cache)
+                mode = "schema"
+            except ModelCallError as exc:
+                if exc.status != 400:
+                    raise
+                mode = "prompt (the provider refused the schema)"
+        if first is None:
+            sent = in_prompt
+            first = await self.complete(model, sent, params=params, sample=sample, template=template,
+                                        no_cache=no_cache)
         try:
-            value = parse_json_answer(first.text, schema)
-            return StructuredAnswer(value, first.text, [first], mode)
+            return StructuredAnswer(reader(first.text), first.text, [first], mode)
         except ValueError as exc:
             problem = str(exc)
-        repair = sent + [{"role": "assistant", "content": first.text},
-                         {"role": "user", "content": repair_message(problem, schema)}]
-        second = await self.complete(model, repair, params=params, sample=sample, template=template,
-                                     no_cache=no_cache)
+            if not repair:
+                raise StructuredOutputError(f"unreadable JSON answer: {exc}", raw=first.text, model=model,
+                                            attempts=1, completions=[first]) from None
+        again = sent + [{"role": "assistant", "content": first.text},
+                        {"role": "user", "content": repair_message(problem, schema)}]
+        second_params = dict(params or {})
+        if mode == "schema":
+            second_params["response_format"] = response_format_for(schema, schema_name)
         try:
-            value = parse_json_answer(second.text, schema)
+            second = await self.complete(model, again, params=second_params, sample=sample, template=template,
+                                         no_cache=no_cache)
+        except ModelCallError as exc:
+            raise StructuredOutputError(f"unreadable JSON answer, and the repair call failed: {exc}",
+                                        raw=first.text, model=model, attempts=2, completions=[first]) from None
+        try:
+            value = reader(second.text)
         except ValueError as exc:
             raise StructuredOutputError(f"unreadable JSON answer after one repair call: {exc}", raw=second.text,
                                         model=model, attempts=2, completions=[first, second]) from None
@@ -337,6 +393,16 @@ class ModelLayer:
 
     def close(self) -> None:
         """Nothing to release yet: the background loop is shared by the process (see background.py)."""
+
+
+def _cached_tokens(usage: Any) -> int | None:
+    """Prompt tokens served from the provider's prompt cache: OpenAI's ``prompt_tokens_details.
+    cached_tokens`` or Anthropic's ``cache_read_input_tokens``; None when the reply does not say."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if cached is None:
+        cached = getattr(usage, "cache_read_input_tokens", None)
+    return cached if isinstance(cached, int) else None
 
 
 def _append_to_last_user(messages: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:

@@ -9,19 +9,24 @@ from typing import Any
 
 @dataclass
 class CallUsage:
-    """Tokens and cost of one call. ``cost`` is None when the price is unknown (never a stand-in 0)."""
+    """Tokens and cost of one call. ``cost`` is None when the price is unknown (never a stand-in 0).
+    ``cached_prompt_tokens``: the prompt tokens the provider served from its prompt cache (None
+    when it did not say), already priced at its cached-input rate in ``cost``."""
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost: float | None = None
+    cached_prompt_tokens: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "cost": self.cost}
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "cost": self.cost,
+                "cached_prompt_tokens": self.cached_prompt_tokens}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "CallUsage":
         data = data or {}
-        return cls(data.get("prompt_tokens"), data.get("completion_tokens"), data.get("cost"))
+        return cls(data.get("prompt_tokens"), data.get("completion_tokens"), data.get("cost"),
+                   data.get("cached_prompt_tokens"))
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Structured (JSON) answers: a tolerant reader, a small schema check, and the wording
+"""Structured (JSON) answers: a tolerant reader, a schema check (jsonschema), and the wording
 used when a model cannot be given the schema through the API.
 
 The reader takes the **last** JSON object in the reply that satisfies the schema, so a
@@ -8,6 +8,7 @@ read by its own answer.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -20,54 +21,22 @@ class SchemaMismatch(ValueError):
 
 
 def check_schema(value: Any, schema: dict[str, Any], path: str = "$") -> None:
-    """Raise SchemaMismatch when ``value`` breaks the schema.
-
-    Covers what answer schemas use: type, properties, required, enum, items,
-    minimum/maximum, additionalProperties false. Unknown keywords are ignored.
-    """
-    if "enum" in schema and value not in schema["enum"]:
-        raise SchemaMismatch(f"{path}: {value!r} is not one of {schema['enum']}")
-    kind = schema.get("type")
-    if kind is not None:
-        kinds = kind if isinstance(kind, list) else [kind]
-        if not any(_is_type(value, k) for k in kinds):
-            raise SchemaMismatch(f"{path}: expected {' or '.join(kinds)}, got {type(value).__name__}")
-    if isinstance(value, dict):
-        for name in schema.get("required", []):
-            if name not in value:
-                raise SchemaMismatch(f"{path}: missing required field {name!r}")
-        props = schema.get("properties", {})
-        for name, item in value.items():
-            if name in props:
-                check_schema(item, props[name], f"{path}.{name}")
-            elif schema.get("additionalProperties") is False:
-                raise SchemaMismatch(f"{path}: unexpected field {name!r}")
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for n, item in enumerate(value):
-            check_schema(item, schema["items"], f"{path}[{n}]")
-    if _is_type(value, "number"):
-        if "minimum" in schema and value < schema["minimum"]:
-            raise SchemaMismatch(f"{path}: {value} is below the minimum {schema['minimum']}")
-        if "maximum" in schema and value > schema["maximum"]:
-            raise SchemaMismatch(f"{path}: {value} is above the maximum {schema['maximum']}")
+    """Raise SchemaMismatch naming the first place where ``value`` breaks the JSON schema
+    (checked by ``jsonschema``, Draft 2020-12)."""
+    errors = sorted(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value),
+                    key=lambda error: [str(part) for part in error.absolute_path])
+    if errors:
+        error = errors[0]
+        where = path + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        raise SchemaMismatch(f"{where}: {error.message}")
 
 
-def _is_type(value: Any, kind: str) -> bool:
-    if kind == "object":
-        return isinstance(value, dict)
-    if kind == "array":
-        return isinstance(value, list)
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "integer":
-        return isinstance(value, int) and not isinstance(value, bool) or (isinstance(value, float) and value.is_integer())
-    if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind == "null":
-        return value is None
-    return True
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Any:
+    # A reply is checked against the same few schemas over and over: build each validator once.
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(json.loads(schema_json))
 
 
 def _objects(text: str) -> list[Any]:

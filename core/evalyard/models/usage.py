@@ -26,6 +26,7 @@ class UsageMeter:
     errors: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
     cost: float = 0.0
     cached_cost: float = 0.0
     unknown_cost_calls: int = 0
@@ -42,13 +43,16 @@ class UsageMeter:
         with self._lock:
             self.calls += 1
             model = self.by_model.setdefault(completion.model, {"calls": 0, "cache_hits": 0, "prompt_tokens": 0,
-                                                                "completion_tokens": 0, "cost": 0.0,
-                                                                "unknown_cost_calls": 0})
+                                                                "completion_tokens": 0, "cached_prompt_tokens": 0,
+                                                                "cost": 0.0, "unknown_cost_calls": 0})
             model["calls"] += 1
             self.prompt_tokens += usage.prompt_tokens or 0
             self.completion_tokens += usage.completion_tokens or 0
             model["prompt_tokens"] += usage.prompt_tokens or 0
             model["completion_tokens"] += usage.completion_tokens or 0
+            if not completion.cached:
+                self.cached_prompt_tokens += usage.cached_prompt_tokens or 0
+                model["cached_prompt_tokens"] += usage.cached_prompt_tokens or 0
             if completion.cached:
                 self.cache_hits += 1
                 model["cache_hits"] += 1
@@ -79,6 +83,7 @@ class UsageMeter:
             "calls": self.calls, "cache_hits": self.cache_hits, "requests": self.requests,
             "retries": self.retries, "errors": self.errors,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "cached_prompt_tokens": self.cached_prompt_tokens,
             "cost": self.cost if priced > 0 or fresh == 0 else None,
             "cost_complete": self.unknown_cost_calls == 0,
             "unknown_cost_calls": self.unknown_cost_calls, "cached_cost": self.cached_cost,
@@ -93,16 +98,66 @@ def format_cost(cost: float | None, complete: bool = True) -> str:
     return f"${cost:.4f}" if complete else f">= ${cost:.4f}"
 
 
-def summarise_calls(completions: list[Completion]) -> dict[str, Any]:
-    """The ``usage`` of one result: the calls a scorer made for one case."""
-    known = [c.usage.cost for c in completions if c.usage.cost is not None]
-    return {
-        "calls": len(completions),
-        "cache_hits": sum(1 for c in completions if c.cached),
-        "retries": sum(max(0, c.attempts - 1) for c in completions),
-        "prompt_tokens": sum(c.usage.prompt_tokens or 0 for c in completions),
-        "completion_tokens": sum(c.usage.completion_tokens or 0 for c in completions),
-        "cost": sum(known) if known else None,
-        "cost_complete": len(known) == len(completions),
-        "models": sorted({c.model for c in completions}),
-    }
+@dataclass(frozen=True)
+class Usage:
+    """The model usage of one result (the calls a scorer or generator made for one case).
+
+    Values add up with ``+`` (``sum(usages, Usage())`` works), whatever step or sample made
+    them: counts and tokens add, ``cost`` is the sum of the known prices (None when no call
+    had one) and ``cost_complete`` says whether every call had a price.
+    """
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    cost_complete: bool = True
+    models: tuple[str, ...] = ()
+    cached_prompt_tokens: int = 0
+
+    @classmethod
+    def of(cls, completions: list[Completion]) -> "Usage":
+        known = [c.usage.cost for c in completions if c.usage.cost is not None]
+        return cls(calls=len(completions), cache_hits=sum(1 for c in completions if c.cached),
+                   retries=sum(max(0, c.attempts - 1) for c in completions),
+                   prompt_tokens=sum(c.usage.prompt_tokens or 0 for c in completions),
+                   completion_tokens=sum(c.usage.completion_tokens or 0 for c in completions),
+                   cost=sum(known) if known else None, cost_complete=len(known) == len(completions),
+                   models=tuple(sorted({c.model for c in completions})),
+                   cached_prompt_tokens=sum(c.usage.cached_prompt_tokens or 0 for c in completions if not c.cached))
+
+    @classmethod
+    def from_dict(cls, data: "dict[str, Any] | Usage | None") -> "Usage":
+        if isinstance(data, Usage):
+            return data
+        data = data or {}
+        return cls(calls=data.get("calls") or 0, cache_hits=data.get("cache_hits") or 0,
+                   retries=data.get("retries") or 0, prompt_tokens=data.get("prompt_tokens") or 0,
+                   completion_tokens=data.get("completion_tokens") or 0, cost=data.get("cost"),
+                   cost_complete=data.get("cost_complete", True), models=tuple(data.get("models") or ()),
+                   cached_prompt_tokens=data.get("cached_prompt_tokens") or 0)
+
+    def __add__(self, other: "Usage | dict[str, Any] | None") -> "Usage":
+        other = Usage.from_dict(other)
+        costs = [c for c in (self.cost, other.cost) if c is not None]
+        return Usage(calls=self.calls + other.calls, cache_hits=self.cache_hits + other.cache_hits,
+                     retries=self.retries + other.retries, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+                     completion_tokens=self.completion_tokens + other.completion_tokens,
+                     cost=sum(costs) if costs else None,
+                     cost_complete=self.cost_complete and other.cost_complete,
+                     models=tuple(sorted(set(self.models) | set(other.models))),
+                     cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens)
+
+    __radd__ = __add__
+
+    def to_dict(self) -> dict[str, Any] | None:
+        """What a Score's ``usage`` holds; None when no call was made."""
+        if not self.calls:
+            return None
+        return {"calls": self.calls, "cache_hits": self.cache_hits, "retries": self.retries,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cached_prompt_tokens": self.cached_prompt_tokens, "cost": self.cost,
+                "cost_complete": self.cost_complete, "models": list(self.models)}
+

@@ -3,7 +3,9 @@
 - ``binary``: yes or no -> value 1 / 0, label ``yes`` / ``no``;
 - ``score``: a number in a declared range -> value normalised to 0..1, the raw number in details;
 - ``choice``: one of declared labels -> the label, and a value when a value map is given;
-- ``json``: an object fitting a declared schema -> value from a declared field (and a label field).
+- ``json``: an object fitting a declared schema -> value from a declared field (and a label field);
+  without ``value:`` the object is the answer (a list of checklist items, key phrases...);
+- ``text``: free text the caller uses as it is (a generated candidate); no verdict.
 
 In text mode the verdict is read from the **last line** of the reply only
 (``ANSWER: yes``, or the bare answer), never searched for elsewhere: text the judge
@@ -18,7 +20,7 @@ from typing import Any
 
 from ..models.structured import parse_json_answer
 
-ANSWER_KINDS = ("binary", "score", "choice", "json")
+ANSWER_KINDS = ("binary", "score", "choice", "json", "text")
 
 _ANSWER_LINE = re.compile(r"^(?:final\s+)?(?:answer|verdict)\s*[:=\-]\s*(.*)$", re.IGNORECASE)
 _NUMBER = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:\s*/\s*\d+(?:\.\d*)?)?$")
@@ -60,6 +62,8 @@ class AnswerShape:
     schema: dict[str, Any] | None = None
     value_field: str | None = None
     label_field: str | None = None
+    #: how to answer, in words, for a model that cannot take the schema (else the schema is shown)
+    format: str | None = None
 
     # -- declaring ------------------------------------------------------------
     @classmethod
@@ -68,17 +72,19 @@ class AnswerShape:
         if isinstance(spec, str):
             spec = {"type": spec}
         if not isinstance(spec, dict):
-            raise ValueError("`answer` must be a kind (binary, score, choice, json) or a mapping with `type`")
+            raise ValueError("`answer` must be a kind (binary, score, choice, json, text) or a mapping with `type`")
         kind = spec.get("type")
         if kind not in ANSWER_KINDS:
             raise ValueError(f"answer type must be one of {', '.join(ANSWER_KINDS)}, got {kind!r}")
-        known = {"binary": {"type"}, "score": {"type", "range"}, "choice": {"type", "labels", "values"},
-                 "json": {"type", "schema", "value", "label"}}[kind]
+        known = {"binary": {"type"}, "text": {"type"}, "score": {"type", "range"}, "choice": {"type", "labels", "values"},
+                 "json": {"type", "schema", "value", "label", "format"}}[kind]
         unknown = sorted(set(spec) - known)
         if unknown:
             raise ValueError(f"unknown key {unknown[0]!r} for a {kind} answer (known: {', '.join(sorted(known))})")
         if kind == "binary":
             return cls(kind="binary", labels=["yes", "no"], values={"yes": 1.0, "no": 0.0})
+        if kind == "text":
+            return cls(kind="text")
         if kind == "score":
             bounds = spec.get("range")
             if (not isinstance(bounds, list) or len(bounds) != 2
@@ -100,13 +106,17 @@ class AnswerShape:
         if not isinstance(schema, dict) or schema.get("type") != "object":
             raise ValueError("a json answer needs `schema:` describing an object")
         value_field = spec.get("value")
-        if not isinstance(value_field, str) or value_field.split(".")[0] not in schema.get("properties", {}):
-            raise ValueError("a json answer needs `value:` naming a property of the schema")
-        return cls(kind="json", schema=schema, value_field=value_field, label_field=spec.get("label"))
+        if value_field is not None and (not isinstance(value_field, str)
+                                        or value_field.split(".")[0] not in schema.get("properties", {})):
+            raise ValueError("`value:` of a json answer must name a property of the schema")
+        fmt = spec.get("format")
+        if fmt is not None and not isinstance(fmt, str):
+            raise ValueError("`format:` of a json answer is text saying how to reply")
+        return cls(kind="json", schema=schema, value_field=value_field, label_field=spec.get("label"), format=fmt)
 
     def to_spec(self) -> dict[str, Any]:
-        if self.kind == "binary":
-            return {"type": "binary"}
+        if self.kind in ("binary", "text"):
+            return {"type": self.kind}
         if self.kind == "score":
             return {"type": "score", "range": [self.low, self.high]}
         if self.kind == "choice":
@@ -114,10 +124,28 @@ class AnswerShape:
             if self.values:
                 spec["values"] = self.values
             return spec
-        spec = {"type": "json", "schema": self.schema, "value": self.value_field}
-        if self.label_field:
-            spec["label"] = self.label_field
+        spec = {"type": "json", "schema": self.schema}
+        for key, value in (("value", self.value_field), ("label", self.label_field), ("format", self.format)):
+            if value:
+                spec[key] = value
         return spec
+
+    @property
+    def gives_value(self) -> bool:
+        """Whether an answer of this shape is a scorer's value (a json answer: a number or
+        true/false field named by ``value:``)."""
+        if self.kind == "text":
+            return False
+        if self.kind != "json":
+            return True
+        if not self.value_field:
+            return False
+        prop: Any = self.schema or {}
+        for part in self.value_field.split("."):
+            prop = (prop.get("properties") or {}).get(part) if isinstance(prop, dict) else None
+        kinds = prop.get("type") if isinstance(prop, dict) else None
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        return bool({"number", "integer", "boolean"} & set(kinds))
 
     # -- asking ------------------------------------------------------------------
     def answer_schema(self, reasoning: bool) -> dict[str, Any]:
@@ -137,13 +165,15 @@ class AnswerShape:
         return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
     def instructions(self, reasoning: bool) -> str:
-        """How to answer in text mode; always the last thing in the prompt."""
+        """How to answer in text mode (with the static instructions, before the case's data)."""
         if self.kind == "binary":
             options = "`yes` or `no`"
         elif self.kind == "score":
             options = f"a number from {_num(self.low)} to {_num(self.high)}"
         elif self.kind == "choice":
             options = "one of " + ", ".join(f"`{label}`" for label in self.labels)
+        elif self.kind == "text":
+            return ""
         else:
             raise ValueError("a json answer is asked for with its schema, not in text")
         if reasoning:
@@ -151,8 +181,24 @@ class AnswerShape:
                     f"`ANSWER: <answer>`, where <answer> is {options}. Nothing may follow that line.")
         return f"Reply with only {options}, and nothing else."
 
+    def reminder(self, reasoning: bool) -> str:
+        """One line restating the answer format after the case's data (the full instructions come first)."""
+        if self.kind in ("text", "json"):
+            return ""
+        if self.kind == "binary":
+            options = "`yes` or `no`"
+        elif self.kind == "score":
+            options = f"a number from {_num(self.low)} to {_num(self.high)}"
+        else:
+            options = "one of " + ", ".join(f"`{label}`" for label in self.labels)
+        if reasoning:
+            return f"Explain briefly, then end with the line `ANSWER: <answer>` ({options})."
+        return f"Reply with only {options}."
+
     # -- reading -------------------------------------------------------------------
     def read_text(self, text: str) -> Verdict:
+        if self.kind == "text":
+            return Verdict(None, None, text)
         if self.kind == "json":
             try:
                 return self.read_object(parse_json_answer(text, self.schema))
@@ -168,6 +214,8 @@ class AnswerShape:
             if obj.get("reasoning"):
                 verdict.details["reasoning"] = obj["reasoning"]
             return verdict
+        if not self.gives_value:  # a structured answer for the caller to use (keyphrases, a checklist...)
+            return Verdict(None, None, obj)
         value = _dig(obj, self.value_field or "")
         if isinstance(value, bool):
             number: float | None = 1.0 if value else 0.0

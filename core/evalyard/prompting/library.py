@@ -7,7 +7,6 @@ its source and which lower-priority templates of the same name it overrides.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -32,9 +31,10 @@ def builtin_dir() -> Path:
 
 
 def env_dirs() -> list[Path]:
-    """Directories named by ``EVALYARD_PROMPTS`` (os.pathsep-separated)."""
-    value = os.environ.get("EVALYARD_PROMPTS", "")
-    return [Path(p).expanduser() for p in value.split(os.pathsep) if p.strip()]
+    """The user's prompt directories from the settings (``EVALYARD_PROMPTS``, os.pathsep-separated)."""
+    from ..settings import Settings
+
+    return [Path(p).expanduser() for p in Settings.from_env().prompt_dirs if p.strip()]
 
 
 @dataclass

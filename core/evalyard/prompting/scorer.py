@@ -7,21 +7,18 @@ private in-memory layer and the built-in library.
 
 from __future__ import annotations
 
-import asyncio
-import os
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from ..errors import ConfigError
 from ..scoring import Score, Scorer
-from .answers import AnswerError, AnswerShape, Verdict
+from .answers import AnswerShape
+from .ask import Judgement, ask
 from .template import TEMPLATE_FIELDS, PromptTemplate, parse_template
 
-#: How many alternatives to ask for per token when a scorer reads P(yes).
-TOP_LOGPROBS = 10
-RAW_LIMIT = 4000
+#: (scorer, model) pairs already warned about in this process: the warning is said once.
+_WARNED: set[tuple[str, str]] = set()
 
 
 def missing_model_message(scorer: str) -> str:
@@ -48,7 +45,9 @@ class PromptScorer(Scorer):
         samples: int = field(default=1, metadata={"help": "judge each case n times"})
         vote: Literal["auto", "majority", "mean"] = field(
             default="auto", metadata={"help": "combine samples: majority label or mean value"})
-        reasoning: bool = field(default=True, metadata={"help": "ask for reasoning before the answer"})
+        reasoning: bool | None = field(default=None, metadata={
+            "help": "ask for reasoning before the answer (default: yes, but not on a small local model, "
+                    "whose one-word answers are the readable ones)"})
         logprobs: bool = field(default=False, metadata={"help": "value from P(yes) (binary answers)"})
         structured: bool = field(default=False, metadata={"help": "ask for a JSON answer (schema)"})
         max_tokens: int | None = None
@@ -99,9 +98,13 @@ class PromptScorer(Scorer):
         self.check_ready()
 
     def judge_model(self) -> str:
-        """The model: the scorer's ``model``, else the run's judge model, else EVALYARD_JUDGE_MODEL."""
+        """The model: the scorer's ``model``, else the run's judge model (the settings' outside a run)."""
         model = (self.config.model or getattr(self.runtime, "judge_model", None)
-                 or getattr(self.models, "judge_model", None) or os.environ.get("EVALYARD_JUDGE_MODEL"))
+                 or getattr(self.models, "judge_model", None))
+        if not model and self.runtime is None:
+            from ..settings import Settings
+
+            model = Settings.from_env().judge_model
         if not model:
             raise ConfigError(missing_model_message(self.name or type(self).__name__))
         return model
@@ -113,6 +116,26 @@ class PromptScorer(Scorer):
         if self.config.logprobs and shape.kind != "binary":
             raise ConfigError(f"scorer {self.name}: logprobs works with binary answers only "
                               f"(this template answers {shape.kind})")
+        self._warn_if_small_model(shape)
+        if not shape.gives_value and type(self).ascore is PromptScorer.ascore:  # its value is the judgement's
+            raise ConfigError(f"scorer {self.name}: a json answer gives a scorer's value through `value:`, "
+                              "naming a number or true/false property of its schema")
+
+    def _warn_if_small_model(self, shape: AnswerShape) -> None:
+        """Say once when a judge asks a small local model for what it does poorly: reasoning before
+        its answer, or a choice among labels (pairwise judges included)."""
+        model = self.judge_model()
+        if self.layer().reasons_by_default(model):
+            return
+        asked = "reasoning" if self.config.reasoning else "a choice among labels" if shape.kind == "choice" else None
+        if asked is None or (self.name, model) in _WARNED:
+            return
+        _WARNED.add((self.name, model))
+        import logging
+
+        logging.getLogger("evalyard").warning(
+            "evalyard: scorer %s asks the small model %s for %s, which it does unreliably; yes/no judges "
+            "(with logprobs=true) suit it, a hosted model suits this one", self.name, model, asked)
 
     def fingerprint_data(self) -> dict[str, Any]:
         """What decides this scorer's values: version and options, the judge model and the template's hash."""
@@ -136,167 +159,31 @@ class PromptScorer(Scorer):
             self._own_layer.close()
             self._own_layer = None
 
+    def reasoning(self) -> bool:
+        """Whether the judge reasons before answering: the scorer's ``reasoning``, else the model's
+        habit (a small local model answers in one word, reliably; its reasoning often ends nowhere)."""
+        if self.config.reasoning is not None:
+            return self.config.reasoning
+        return self.layer().reasons_by_default(self.judge_model())
+
     # -- scoring -------------------------------------------------------------------
-    async def ascore_batch(self, cases: list[Any]) -> list[Score]:
-        from ..models import CostLimitReached
-
-        self.check_ready()  # a configuration error stops the run instead of failing each case
-
-        async def one(case: Any) -> Score:
-            try:
-                return await self.ascore(case)
-            except CostLimitReached:
-                raise
-            except Exception as exc:
-                return Score.failure(exc)
-
-        return list(await asyncio.gather(*(one(c) for c in cases)))
-
     async def ascore(self, case: Any) -> Score:
-        from ..models import CostLimitReached, ModelCallError, StructuredOutputError
-        from ..models.usage import summarise_calls
+        judgement = await self.judge(case)
+        return judgement.score()
 
-        template = self.prompt_template()
-        shape = self.answer_shape()
-        model = self.judge_model()
+    async def judge(self, case: Any, **overrides: Any) -> Judgement:
+        """The judgement of ``case`` with this scorer's template, answer shape and config (what
+        subclasses build on: pairwise orders, per-claim checks)."""
+        template = overrides.pop("template", None) or self.prompt_template()
         config = self.config
-        structured = config.structured or shape.kind == "json"
-        reasoning = config.reasoning and not config.logprobs
-        rendered = template.render(case, variables=config.variables, reasoning=reasoning, structured=structured)
-        params = dict(template.parameters)
-        params["temperature"] = config.temperature if config.temperature is not None else params.get(
-            "temperature", 0.0)
-        if config.max_tokens is not None:
-            params["max_tokens"] = config.max_tokens
-        layer = self.layer()
-        completions: list[Any] = []
-
-        async def sample(index: int) -> dict[str, Any]:
-            outcome: dict[str, Any] = {"sample": index}
-            try:
-                if structured:
-                    schema = shape.answer_schema(reasoning)
-                    answer = await layer.complete_json(model, rendered.messages, schema, params=params, sample=index,
-                                                       template=template.name)
-                    completions.extend(answer.completions)
-                    outcome["raw"] = answer.text
-                    outcome["mode"] = answer.mode
-                    if answer.repaired:
-                        outcome["repaired"] = True
-                    verdict = shape.read_object(answer.value)
-                else:
-                    completion = await layer.complete(model, rendered.messages, params=params, sample=index,
-                                                      logprobs=TOP_LOGPROBS if config.logprobs else None,
-                                                      template=template.name)
-                    completions.append(completion)
-                    outcome["raw"] = completion.text
-                    verdict = self._read_text(shape, completion, outcome)
-            except CostLimitReached:
-                raise
-            except StructuredOutputError as exc:
-                completions.extend(exc.completions)  # both calls were made: the result's usage counts them
-                outcome.update({"raw": exc.raw[:RAW_LIMIT], "error": str(exc)})
-                return outcome
-            except ModelCallError as exc:
-                outcome.update({"error": str(exc), "status": exc.status, "attempts": exc.attempts})
-                return outcome
-            except AnswerError as exc:
-                outcome["error"] = f"unreadable answer: {exc}"
-                return outcome
-            outcome["verdict"] = verdict
-            return outcome
-
-        outcomes = list(await asyncio.gather(*(sample(i) for i in range(config.samples))))
-        usage = summarise_calls(completions)
-        return self._combine(template, shape, model, outcomes, usage)
-
-    def _read_text(self, shape: AnswerShape, completion: Any, outcome: dict[str, Any]) -> Verdict:
-        from ..models import p_yes
-
-        if not self.config.logprobs:
-            return shape.read_text(completion.text)
-        probability = p_yes(completion.top_logprobs())
-        try:
-            verdict = shape.read_text(completion.text)
-        except AnswerError:
-            if probability is None:
-                raise
-            verdict = Verdict(None, None, completion.text)
-        if probability is None:
-            outcome["logprobs"] = ("unavailable: the model returned no yes/no token probabilities; "
-                                   "value from the parsed answer")
-            return verdict
-        outcome["p_yes"] = probability
-        return Verdict(probability, "yes" if probability >= 0.5 else "no", verdict.raw, verdict.details)
-
-    def _combine(self, template: PromptTemplate, shape: AnswerShape, model: str, outcomes: list[dict[str, Any]],
-                 usage: dict[str, Any]) -> Score:
-        details: dict[str, Any] = {"template": template.name, "template_hash": template.hash, "model": model}
-        good = [o for o in outcomes if "verdict" in o]
-        if len(outcomes) == 1:
-            only = outcomes[0]
-            details.update({k: v for k, v in only.items() if k not in ("verdict", "sample")})
-            if "raw" in details:
-                details["raw"] = str(details["raw"])[:RAW_LIMIT]
-        else:
-            details["samples"] = [_sample_details(o) for o in outcomes]
-        if not good:
-            errors = [o.get("error", "no answer") for o in outcomes]
-            failure = Score.failure(errors[0] if len(set(errors)) == 1 else "; ".join(errors))
-            failure.details.update(details)
-            failure.usage = usage
-            return failure
-        verdicts: list[Verdict] = [o["verdict"] for o in good]
-        vote = self.config.vote
-        if vote == "auto":
-            vote = "majority" if shape.kind in ("binary", "choice") and not self.config.logprobs else "mean"
-        labels = [v.label for v in verdicts if v.label is not None]
-        label_counts = Counter(labels)
-        value: float | None
-        label: str | None = None
-        if labels:
-            top = max(label_counts.values())
-            tied = [lab for lab in _ordered(shape, label_counts) if label_counts[lab] == top]
-            label = tied[0]
-            if len(tied) > 1:
-                details["tie"] = tied
-        numbers = [v.value for v in verdicts if v.value is not None]
-        if vote == "majority" and label is not None:
-            chosen = [v.value for v in verdicts if v.label == label and v.value is not None]
-            value = chosen[0] if chosen else None
-            if len(details.get("tie", [])) > 1 and numbers:
-                value = sum(numbers) / len(numbers)
-        else:
-            value = sum(numbers) / len(numbers) if numbers else None
-        if len(outcomes) > 1:
-            if labels:
-                agreement = max(label_counts.values()) / len(verdicts)
-            else:
-                agreement = max(Counter(numbers).values()) / len(verdicts) if numbers else None
-            details["agreement"] = agreement
-            details["answered"] = len(good)
-            details["vote"] = vote
-        if len(verdicts) == 1:
-            details.update(verdicts[0].details)
-        if shape.kind == "score" and len(verdicts) > 1:
-            details["raw_score_mean"] = sum(v.details["raw_score"] for v in verdicts) / len(verdicts)
-        return Score(value=value, label=label, details=details, usage=usage)
-
-
-def _ordered(shape: AnswerShape, counts: Counter) -> list[str]:
-    order = {label: n for n, label in enumerate(shape.labels)}
-    return sorted(counts, key=lambda lab: (order.get(lab, len(order)), lab))
-
-
-def _sample_details(outcome: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in outcome.items() if k != "verdict"}
-    if "raw" in out:
-        out["raw"] = str(out["raw"])[:RAW_LIMIT]
-    verdict = outcome.get("verdict")
-    if verdict is not None:
-        out.update({"value": verdict.value, "label": verdict.label})
-        out.update(verdict.details)
-    return out
+        options: dict[str, Any] = {
+            "answer": self.answer_shape(), "variables": config.variables, "reasoning": self.reasoning(),
+            "structured": config.structured, "logprobs": config.logprobs, "samples": config.samples,
+            "vote": config.vote, "params": {"temperature": config.temperature, "max_tokens": config.max_tokens}}
+        options.update(overrides)
+        judgement = await ask(self.layer(), self.judge_model(), template, case, **options)
+        judgement.details = {"template": template.name, "template_hash": template.hash, **judgement.details}
+        return judgement
 
 
 # -- building scorer classes ------------------------------------------------------

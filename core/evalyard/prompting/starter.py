@@ -29,8 +29,9 @@ _QUESTIONS = {
 
 
 def starter_text(name: str, answer: str) -> str:
-    if answer not in ANSWER_KINDS:
-        raise InputError(f"--answer must be one of {', '.join(ANSWER_KINDS)}, got {answer!r}")
+    kinds = [kind for kind in ANSWER_KINDS if kind in _ANSWERS]
+    if answer not in kinds:
+        raise InputError(f"--answer must be one of {', '.join(kinds)}, got {answer!r}")
     return (
         "---\n"
         f"description: {_QUESTIONS[answer].split('?')[0].split('.')[0]} (edit me)\n"

@@ -28,6 +28,16 @@ def fingerprint_changes(base, new) -> list[dict[str, Any]]:
     return changes
 
 
+def stored_pairwise(store, base, new) -> dict[str, Any] | None:
+    """The A/B of a pairwise judge over these two runs (``compare --judge``), when one was made."""
+    from ..pairwise import pairwise_stats
+
+    for row, _ in store.list_runs(limit=None, suite=f"pairwise {base.id} vs {new.id}"):
+        if row.status == "completed":
+            return pairwise_stats(store, row.id)
+    return None
+
+
 def gather_compare(store, base_ref: str, new_run, new_table: dict[str, Any]) -> dict[str, Any]:
     """Deltas of ``new_run`` against the run ``base_ref`` names, and the base's per-case values
     aligned with the new run's case order (for the case view)."""
@@ -62,6 +72,7 @@ def gather_compare(store, base_ref: str, new_run, new_table: dict[str, Any]) -> 
                           "new_candidate": new_candidates[i] if i is not None else None})
         scorers.append({"name": name, **s, "worst_cases": worst})
     return {
+        "pairwise": stored_pairwise(store, base, new_run),
         "base": {"id": base.id, "name": base.name, "suite": store.suite_of(base).name,
                  "created_at": base.created_at.isoformat(timespec="seconds") if base.created_at else None},
         "scorers": scorers,

@@ -195,13 +195,17 @@ def gather_run(store, run) -> dict[str, Any]:
         if row.usage:
             usages.append(row.usage)
 
+    from ..calibration import agreements
+
     stored_stats = (run.totals or {}).get("scorers") or {}
+    agreement = agreements(store, specs)
     scorers = []
     for spec in specs:
         name = spec["name"]
         stats = stored_stats.get(name) or _summarize_missing(raw_rows[name])  # an interrupted run has no totals
         labels = [label_lists[name][k] if k is not None else None for k in columns[name]["l"]]
-        scorers.append(_scorer_summary(spec, stats, columns[name]["v"], labels))
+        scorers.append({**_scorer_summary(spec, stats, columns[name]["v"], labels), "agreement": agreement.get(name),
+                        "calibrated_threshold": bool(spec.get("calibration"))})
         columns[name]["labels"] = label_lists[name]
         if not label_lists[name]:
             columns[name]["l"] = None  # an all-null column costs bytes on every case of a large run

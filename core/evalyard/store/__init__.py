@@ -18,9 +18,9 @@ from sqlmodel import Session
 from ..errors import EvalyardError, UnknownNameError
 from ..scoring import Case, Score
 from ..suite import Suite
-from .models import CandidateRow, CaseRow, ModelCallRow, ResultRow, RunRow, SuiteRow, utcnow
+from .models import CalibrationRow, CandidateRow, CaseRow, ModelCallRow, ResultRow, RunRow, SuiteRow, utcnow
 
-__all__ = ["Store", "CandidateRow", "CaseRow", "ModelCallRow", "ResultRow", "RunRow", "SuiteRow"]
+__all__ = ["Store", "CalibrationRow", "CandidateRow", "CaseRow", "ModelCallRow", "ResultRow", "RunRow", "SuiteRow"]
 
 
 def _normalise_url(url: str) -> str:
@@ -43,7 +43,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
 
 #: The newest migration's revision id (a test checks it against the migration scripts).
 #: Knowing it lets an up-to-date database open without importing Alembic, which is slow to import.
-HEAD_REVISION = "0002_generation"
+HEAD_REVISION = "0004_batches"
 
 
 def _current_revision(engine: Engine) -> str | None:
@@ -339,3 +339,30 @@ class Store:
                 select(CaseRow.case_id, CaseRow.position).where(CaseRow.suite_id == run.suite_id)
             ).all())
 
+    # -- calibrations --------------------------------------------------
+    def save_calibration(self, *, fingerprint: str, scorer: str, data_path: str, data_hash: str,
+                         run_id: str | None, n: int, report: dict[str, Any]) -> int:
+        with Session(self.engine) as session:
+            row = CalibrationRow(fingerprint=fingerprint, scorer=scorer, data_path=data_path, data_hash=data_hash,
+                                 run_id=run_id, n=n, report=report)
+            session.add(row)
+            session.commit()
+            return row.id
+
+    def calibration(self, fingerprint: str) -> CalibrationRow | None:
+        """The newest saved calibration of the judge with this fingerprint, if any."""
+        with Session(self.engine) as session:
+            row = session.execute(
+                select(CalibrationRow).where(CalibrationRow.fingerprint == fingerprint)
+                .order_by(CalibrationRow.created_at.desc(), CalibrationRow.id.desc()).limit(1)
+            ).scalars().first()
+            if row is not None:
+                session.expunge(row)
+            return row
+
+    def calibration_by_id(self, calibration_id: int) -> CalibrationRow | None:
+        with Session(self.engine) as session:
+            row = session.get(CalibrationRow, calibration_id)
+            if row is not None:
+                session.expunge(row)
+            return row

@@ -115,3 +115,58 @@ class ModelCallRow(SQLModel, table=True):
     usage: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
     latency_ms: Optional[float] = None
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class CalibrationRow(SQLModel, table=True):
+    """A judge's agreement with people on a labelled data file (``evalyard calibrate --save``).
+
+    Found again by ``fingerprint``: the scorer's fingerprint as a run stores it (scorer, config,
+    judge model, template hash), so a later run of the same judge can show this agreement and
+    use the fitted threshold. ``report`` holds everything ``calibrate --json`` prints."""
+
+    __tablename__ = "calibrations"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    fingerprint: str = Field(index=True)
+    scorer: str
+    data_path: str
+    data_hash: str
+    run_id: Optional[str] = None
+    n: int
+    report: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class BatchJobRow(SQLModel, table=True):
+    """A provider batch job of a run's model calls (``run --batch``): written before the job is
+    created at the provider (``creating``), so a driver killed at any point finds it again on
+    resume and never submits its requests twice."""
+
+    __tablename__ = "batch_jobs"
+
+    id: str = Field(primary_key=True)  # ours; the provider's id is provider_batch_id
+    run_id: Optional[str] = Field(default=None, index=True)
+    model: str
+    provider_batch_id: Optional[str] = Field(default=None, index=True)
+    input_file_id: Optional[str] = None
+    #: creating -> submitted -> processed (its answers are in the response cache, its failures marked)
+    status: str = Field(default="creating", index=True)
+    requests: int = 0
+    counts: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
+    error: Optional[str] = Field(default=None, sa_column=Column(Text))
+    created_at: datetime = Field(default_factory=utcnow)
+    finished_at: Optional[datetime] = None
+
+
+class BatchRequestRow(SQLModel, table=True):
+    """One model call inside a batch job, by its response-cache key."""
+
+    __tablename__ = "batch_requests"
+    __table_args__ = (UniqueConstraint("job_id", "key", name="uq_batch_requests_job_key"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    job_id: str = Field(foreign_key="batch_jobs.id", index=True)
+    key: str = Field(index=True)
+    #: pending -> answered | failed (a failed request is sent again in a later job)
+    state: str = Field(default="pending")
+    error: Optional[str] = Field(default=None, sa_column=Column(Text))

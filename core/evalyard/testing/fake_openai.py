@@ -6,6 +6,12 @@
 and first-token ``logprobs`` when asked. It is reached through litellm's ordinary
 ``openai/`` provider with ``api_base=http://127.0.0.1:P/v1``.
 
+It also serves the Batch API (``POST /v1/files``, ``GET /v1/files/ID/content``,
+``POST|GET /v1/batches``, ``GET /v1/batches/ID``): a batch is answered with the same replies
+as online calls, ``--batch-delay-s`` after it was created; ``--batch-fail-rate`` fails a
+deterministic share of its requests (into the error file), and ``--batch-expire-after F``
+lets a batch expire with only the first share F of its requests answered.
+
 Answers and faults are deterministic for a seed: whether a request fails depends on
 the seed, the request body and how many times that same body was seen before, not on
 the order in which concurrent requests arrive. So a retried request eventually gets
@@ -43,6 +49,15 @@ class FakeServerConfig:
     hang_s: float = 30.0
     #: Fixed reply text; None answers "yes" or "no" depending on the prompt and seed.
     reply: str | None = None
+    #: Batch API: seconds from creation until a batch is done.
+    batch_delay_s: float = 0.0
+    #: Share of a batch's requests that fail (deterministic per request and attempt).
+    batch_fail_rate: float = 0.0
+    #: When set, a batch expires with only this share of its requests answered.
+    batch_expire_after: float | None = None
+    #: Prompt cache as OpenAI's: a prompt's longest word prefix shared with an earlier prompt counts as
+    #: cached tokens (``usage.prompt_tokens_details.cached_tokens``) from this many on, in steps of 128.
+    prompt_cache_min: int = 1024
 
 
 @dataclass
@@ -50,6 +65,25 @@ class FakeServerStats:
     requests: int = 0
     faults: Counter = field(default_factory=Counter)
     answered: int = 0
+    #: Batch API: batches created, and how many times each request (by custom_id) was submitted.
+    batches: int = 0
+    batch_submissions: Counter = field(default_factory=Counter)
+    batch_answered: int = 0
+    batch_failed: int = 0
+
+
+@dataclass
+class _Batch:
+    id: str
+    input_file_id: str
+    endpoint: str
+    created_at: float
+    metadata: dict[str, Any] | None = None
+    status: str = "validating"
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    counts: dict[str, int] = field(default_factory=lambda: {"total": 0, "completed": 0, "failed": 0})
+    finished_at: float | None = None
 
 
 def _unit(*parts: Any) -> float:
@@ -90,6 +124,9 @@ class FakeOpenAI:
         self.config = config or FakeServerConfig()
         self.stats = FakeServerStats()
         self._seen: Counter = Counter()
+        self.files: dict[str, tuple[str, bytes]] = {}  # id -> (filename, content)
+        self._prompts: list[list[str]] = []  # earlier prompts' words, for the prompt cache
+        self.batches: dict[str, _Batch] = {}
 
     # -- HTTP --------------------------------------------------------------
     async def handle_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -110,7 +147,7 @@ class FakeOpenAI:
                 length = int(headers.get("content-length", "0") or 0)
                 if length:
                     body = await reader.readexactly(length)
-                status, extra_headers, payload = await self.respond(method, path, body)
+                status, extra_headers, payload = await self.respond(method, path, body, headers)
                 if status == 0:  # the "timeout" fault: never answer, drop the connection
                     break
                 head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'OK')}",
@@ -129,10 +166,13 @@ class FakeOpenAI:
         finally:
             writer.close()
 
-    async def respond(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
+    async def respond(self, method: str, path: str, body: bytes,
+                      headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
         path = path.split("?", 1)[0].rstrip("/")
         if method == "GET" and path.endswith("/models"):
             return 200, {}, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
+        if "/files" in path or "/batches" in path:
+            return self.batch_api(method, path, body, headers or {})
         if method != "POST" or not path.endswith("/chat/completions"):
             return 404, {}, json.dumps({"error": {"message": f"no route {method} {path}"}}).encode()
         try:
@@ -175,6 +215,132 @@ class FakeOpenAI:
         kind = "rate_limit_error" if status == 429 else "server_error"
         return status, headers, json.dumps({"error": {"message": message, "type": kind}}).encode()
 
+    # -- the Batch API -----------------------------------------------------
+    def batch_api(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict, bytes]:
+        parts = path.split("/")
+        tail = parts[parts.index("files" if "/files" in path else "batches"):]
+        if tail == ["files"] and method == "POST":
+            return self._ok(self.upload(body, headers.get("content-type", "")))
+        if tail[0] == "files" and len(tail) == 3 and tail[2] == "content" and method == "GET":
+            found = self.files.get(tail[1])
+            return (200, {}, found[1]) if found else _not_found(f"no file {tail[1]}")
+        if tail[0] == "files" and len(tail) == 2 and method == "GET":
+            found = self.files.get(tail[1])
+            return self._ok(self._file_object(tail[1])) if found else _not_found(f"no file {tail[1]}")
+        if tail == ["batches"] and method == "POST":
+            request = json.loads(body or b"{}")
+            if request.get("input_file_id") not in self.files:
+                return _not_found(f"no file {request.get('input_file_id')}")
+            return self._ok(self.create_batch(request))
+        if tail == ["batches"] and method == "GET":
+            data = [self._batch_object(b) for b in reversed(list(self.batches.values()))]
+            return self._ok({"object": "list", "data": data, "has_more": False,
+                             "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None})
+        if tail[0] == "batches" and len(tail) == 2 and method == "GET":
+            batch = self.batches.get(tail[1])
+            return self._ok(self._batch_object(self.advance(batch))) if batch else _not_found(f"no batch {tail[1]}")
+        if tail[0] == "batches" and len(tail) == 3 and tail[2] == "cancel" and method == "POST":
+            batch = self.batches.get(tail[1])
+            if batch is None:
+                return _not_found(f"no batch {tail[1]}")
+            if batch.status in ("validating", "in_progress"):
+                batch.status, batch.finished_at = "cancelled", time.time()
+            return self._ok(self._batch_object(batch))
+        return _not_found(f"no route {method} {path}")
+
+    @staticmethod
+    def _ok(data: dict[str, Any]) -> tuple[int, dict, bytes]:
+        return 200, {}, json.dumps(data).encode()
+
+    def upload(self, body: bytes, content_type: str) -> dict[str, Any]:
+        """A multipart/form-data upload (fields ``purpose`` and ``file``)."""
+        boundary = content_type.partition("boundary=")[2].strip('"').encode()
+        filename, content = "upload.jsonl", b""
+        for part in body.split(b"--" + boundary):
+            head, _, data = part.partition(b"\r\n\r\n")
+            if b'name="file"' in head:
+                content = data[:-2] if data.endswith(b"\r\n") else data
+                if b'filename="' in head:
+                    filename = head.split(b'filename="', 1)[1].split(b'"', 1)[0].decode()
+        file_id = f"file-fake{len(self.files) + 1:06d}"
+        self.files[file_id] = (filename, content)
+        return self._file_object(file_id)
+
+    def _file_object(self, file_id: str) -> dict[str, Any]:
+        filename, content = self.files[file_id]
+        return {"id": file_id, "object": "file", "bytes": len(content), "created_at": int(time.time()),
+                "filename": filename, "purpose": "batch", "status": "processed"}
+
+    def create_batch(self, request: dict[str, Any]) -> dict[str, Any]:
+        batch = _Batch(id=f"batch_fake{len(self.batches) + 1:06d}", input_file_id=request["input_file_id"],
+                       endpoint=request.get("endpoint", "/v1/chat/completions"), created_at=time.time(),
+                       metadata=request.get("metadata"))
+        lines = [json.loads(line) for line in self.files[batch.input_file_id][1].splitlines() if line.strip()]
+        batch.counts["total"] = len(lines)
+        self.stats.batches += 1
+        for line in lines:
+            self.stats.batch_submissions[line.get("custom_id")] += 1
+        self.batches[batch.id] = batch
+        return self._batch_object(batch)
+
+    def advance(self, batch: _Batch) -> _Batch:
+        """Move a batch along by the clock: in progress until its delay has passed, then done."""
+        if batch.status in ("completed", "failed", "expired", "cancelled"):
+            return batch
+        if time.time() - batch.created_at < self.config.batch_delay_s:
+            batch.status = "in_progress"
+            return batch
+        lines = [json.loads(line) for line in self.files[batch.input_file_id][1].splitlines() if line.strip()]
+        share = self.config.batch_expire_after
+        cut = len(lines) if share is None else math.ceil(len(lines) * share)
+        outputs, errors = [], []
+        for n, line in enumerate(lines):
+            custom_id = line.get("custom_id")
+            request_id = f"req_{hashlib.sha256(f'{batch.id}{custom_id}'.encode()).hexdigest()[:16]}"
+            if n >= cut:
+                errors.append({"id": request_id, "custom_id": custom_id, "response": None,
+                               "error": {"code": "batch_expired", "message": "the batch expired before this request "
+                                                                             "was processed"}})
+                continue
+            attempt = self.stats.batch_submissions[custom_id]
+            if _unit(self.config.seed, custom_id, attempt, "batch-fault") < self.config.batch_fail_rate:
+                errors.append({"id": request_id, "custom_id": custom_id, "error": None,
+                               "response": {"status_code": 500, "request_id": request_id,
+                                            "body": {"error": {"message": "server error (injected)",
+                                                               "type": "server_error"}}}})
+                continue
+            outputs.append({"id": request_id, "custom_id": custom_id, "error": None,
+                            "response": {"status_code": 200, "request_id": request_id,
+                                         "body": self.completion(line.get("body") or {})}})
+        self.stats.batch_answered += len(outputs)
+        self.stats.batch_failed += len(errors)
+        if outputs:
+            batch.output_file_id = self._store_lines(f"{batch.id}_output.jsonl", outputs)
+        if errors:
+            batch.error_file_id = self._store_lines(f"{batch.id}_errors.jsonl", errors)
+        batch.counts.update(completed=len(outputs), failed=len(errors))
+        batch.status = "expired" if cut < len(lines) else "completed"
+        batch.finished_at = time.time()
+        return batch
+
+    def _store_lines(self, filename: str, rows: list[dict[str, Any]]) -> str:
+        file_id = f"file-fake{len(self.files) + 1:06d}"
+        self.files[file_id] = (filename, "".join(json.dumps(r) + "\n" for r in rows).encode())
+        return file_id
+
+    @staticmethod
+    def _batch_object(batch: _Batch) -> dict[str, Any]:
+        created = int(batch.created_at)
+        done = int(batch.finished_at) if batch.finished_at else None
+        return {"id": batch.id, "object": "batch", "endpoint": batch.endpoint, "errors": None,
+                "input_file_id": batch.input_file_id, "completion_window": "24h", "status": batch.status,
+                "output_file_id": batch.output_file_id, "error_file_id": batch.error_file_id,
+                "created_at": created, "in_progress_at": created, "expires_at": created + 86400,
+                "finalizing_at": done, "completed_at": done if batch.status == "completed" else None,
+                "failed_at": None, "expired_at": done if batch.status == "expired" else None,
+                "cancelling_at": None, "cancelled_at": done if batch.status == "cancelled" else None,
+                "request_counts": dict(batch.counts), "metadata": batch.metadata}
+
     # -- the model ---------------------------------------------------------
     def completion(self, request: dict[str, Any]) -> dict[str, Any]:
         messages = request.get("messages") or []
@@ -196,6 +362,7 @@ class FakeOpenAI:
             choice["logprobs"] = {"content": self.token_logprobs(content, u, int(request.get("top_logprobs") or 0))}
         prompt_tokens = max(1, len(prompt.split()))
         completion_tokens = max(1, len(content.split()))
+        cached = self.cached_tokens(prompt.split())
         return {
             "id": f"chatcmpl-fake-{hashlib.sha256(prompt.encode()).hexdigest()[:12]}",
             "object": "chat.completion",
@@ -203,8 +370,24 @@ class FakeOpenAI:
             "model": request.get("model", "fake"),
             "choices": [choice],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+                      "total_tokens": prompt_tokens + completion_tokens,
+                      "prompt_tokens_details": {"cached_tokens": cached}},
         }
+
+    def cached_tokens(self, words: list[str]) -> int:
+        shared = 0
+        for earlier in self._prompts:
+            n = 0
+            for a, b in zip(earlier, words):
+                if a != b:
+                    break
+                n += 1
+            shared = max(shared, n)
+        self._prompts = (self._prompts + [words])[-64:]
+        minimum = self.config.prompt_cache_min
+        if shared < minimum:
+            return 0
+        return shared if minimum <= 1 else shared - shared % 128
 
     @staticmethod
     def token_logprobs(content: str, u: float, top: int) -> list[dict[str, Any]]:
@@ -223,6 +406,10 @@ class FakeOpenAI:
             out.append({"token": token, "logprob": 0.0, "bytes": None,
                         "top_logprobs": [{"token": token, "logprob": 0.0, "bytes": None}] if top else []})
         return out
+
+
+def _not_found(message: str) -> tuple[int, dict, bytes]:
+    return 404, {}, json.dumps({"error": {"message": message, "type": "invalid_request_error"}}).encode()
 
 
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
@@ -259,6 +446,7 @@ class FakeOpenAIServer:
 
     def _serve(self) -> None:
         self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)  # so the shutdown below can gather connections left open
         self._server = self._loop.run_until_complete(
             asyncio.start_server(self.app.handle_connection, "127.0.0.1", self.port, backlog=256))
         self.port = self._server.sockets[0].getsockname()[1]
@@ -283,6 +471,20 @@ class FakeOpenAIServer:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+def submitted_batches(base_url: str) -> tuple[int, list[str]]:
+    """How many batches a running server (this one or any Batch API) holds, and the custom_id of
+    every request submitted in them, read back through the API itself (for tests and benchmarks)."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"{base_url}/batches") as response:
+        batches = json.load(response)["data"]
+    ids = []
+    for batch in batches:
+        with urllib.request.urlopen(f"{base_url}/files/{batch['input_file_id']}/content") as response:
+            ids += [json.loads(line)["custom_id"] for line in response.read().decode().splitlines() if line]
+    return len(batches), ids
 
 
 def parse_faults(text: str) -> tuple[str, ...]:
@@ -315,9 +517,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--retry-after", type=float, default=0.0, help="Retry-After seconds sent with a 429")
     parser.add_argument("--hang-s", type=float, default=30.0, help="how long a timeout fault holds a request")
     parser.add_argument("--reply", default=None, help="fixed reply text (default: yes or no by prompt)")
+    parser.add_argument("--batch-delay-s", type=float, default=0.0, help="Batch API: seconds until a batch is done")
+    parser.add_argument("--batch-fail-rate", type=float, default=0.0,
+                        help="Batch API: share of a batch's requests that fail (0..1)")
+    parser.add_argument("--batch-expire-after", type=float, default=None,
+                        help="Batch API: batches expire with only this share (0..1) of their requests answered")
     args = parser.parse_args(argv)
     config = FakeServerConfig(latency_ms=args.latency_ms, fault_rate=args.fault_rate, faults=args.faults,
-                              seed=args.seed, retry_after=args.retry_after, hang_s=args.hang_s, reply=args.reply)
+                              seed=args.seed, retry_after=args.retry_after, hang_s=args.hang_s, reply=args.reply,
+                              batch_delay_s=args.batch_delay_s, batch_fail_rate=args.batch_fail_rate,
+                              batch_expire_after=args.batch_expire_after)
     try:
         asyncio.run(serve(config, args.port))
     except KeyboardInterrupt:

@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import json
-import os
 import re
 import threading
 import time
@@ -239,7 +238,9 @@ class ScriptedModel(_Base):  # type: ignore[misc,valid-type]
         response = litellm.ModelResponse(choices=[choice], usage=usage, model=f"scripted/{model}")
         if rule.usage.get("cost") is not None:
             response._hidden_params["evalyard_cost"] = float(rule.usage["cost"])
-        log = os.environ.get("EVALYARD_SCRIPTED_LOG")
+        from ..settings import Settings
+
+        log = Settings.variable("EVALYARD_SCRIPTED_LOG")
         if log:
             import hashlib
 

@@ -45,7 +45,7 @@ def checklist_group():
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def pipelines(as_json):
     """The checklist pipelines: level, inputs, defaults and the scorer config each is scored with."""
-    from evalyard.cli.options import echo_json, table
+    from evalyard import echo_json, table
 
     from .generators import GENERATOR_CLASSES
 
@@ -76,7 +76,7 @@ def generate(suite, pipeline, model, output, pairs, config_file, concurrency, pr
     """Generate a checklist per case (or one for the whole suite) into OUTPUT, ready to edit and to score with
     ``-s checklist:checklists=OUTPUT``. Exit 1 when some case got no checklist."""
     from evalyard import ConfigError, InputError
-    from evalyard.cli.options import current_app
+    from evalyard import current_app
 
     from .generators import make_generator
 
@@ -120,7 +120,7 @@ def generate_records(generator: Any, cases: list, runtime: Any, concurrency: int
     """The JSONL records: one per case (instance level) or one without case_id (corpus level)."""
     import asyncio
 
-    from evalyard.runner import run_sync
+    from evalyard import run_sync
 
     def record(made: Any, case_id: str | None) -> dict[str, Any]:
         out: dict[str, Any] = {"case_id": case_id} if case_id is not None else {}

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from evalyard import Case, ConfigError, Generator, InputError
+from evalyard import Case, ConfigError, Generator, InputError, JudgeError, Usage, ask
 
 from .data import Checklist, ChecklistItem
 from .parsing import ReplyError, extract_json
@@ -29,40 +29,9 @@ RAW_LIMIT = 4000
 class MadeChecklist:
     checklist: Checklist | None
     details: dict[str, Any]
-    completions: list[Any]
+    usage: Usage
     error: str | None = None
     raw: str | None = None
-
-
-def items_schema(kind: str, categories: tuple[str, ...] = ()) -> dict[str, Any]:
-    props: dict[str, Any] = {"question": {"type": "string"}}
-    if kind == "weighted":
-        props["weight"] = {"type": "integer", "minimum": 0, "maximum": 100}
-    elif kind == "categorized":
-        props["category"] = {"type": "string", "enum": list(categories)}
-    elif kind == "sourced":
-        props["sources"] = {"type": "array", "items": {"type": "integer"}}
-    elif kind == "dimension":
-        props["sub_dimension"] = {"type": "string"}
-    entry = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
-    return {"type": "object", "properties": {"items": {"type": "array", "items": entry}}, "required": ["items"],
-            "additionalProperties": False}
-
-
-def format_text(kind: str, categories: tuple[str, ...] = ()) -> str:
-    example: dict[str, Any] = {"question": "..."}
-    if kind == "weighted":
-        example["weight"] = 100
-    elif kind == "categorized":
-        example["category"] = categories[0]
-    elif kind == "sourced":
-        example["sources"] = [0, 3]
-    elif kind == "dimension":
-        example["sub_dimension"] = "..."
-    text = f'Reply with one JSON object and nothing else: {{"items": [{json.dumps(example)}, ...]}}.'
-    if kind == "categorized":
-        text += f" category is one of {', '.join(categories)}."
-    return text
 
 
 class ChecklistGenerator(Generator):
@@ -87,7 +56,8 @@ class ChecklistGenerator(Generator):
         max_items: int | None = field(default=None, metadata={"help": "most items (pipeline default); honoured"})
         min_items: int | None = field(default=None, metadata={"help": "fewest items; fewer is an error"})
         template: str | None = field(default=None, metadata={"help": "generation prompt (pipeline default)"})
-        max_tokens: int = field(default=GENERATION_MAX_TOKENS, metadata={"help": "longest reply"})
+        max_tokens: int | None = field(default=None, metadata={
+            "help": f"longest reply (default: the template's, else {GENERATION_MAX_TOKENS})"})
         candidate_models: list[str] = field(default_factory=list, metadata={
             "help": "contrastive pipelines: models that write candidates when a case has none"})
 
@@ -143,39 +113,20 @@ class ChecklistGenerator(Generator):
                 "default_scorer": dict(self.default_scorer), "requires": list(self.required_fields())}
 
     # -- model calls ----------------------------------------------------------------------
-    async def call(self, template_name: str, case: Any, variables: dict[str, Any], completions: list[Any],
-                   kind: str | None = None, *, temperature: float | None = None, sample: int = 0,
-                   categories: tuple[str, ...] | None = None, schema: dict[str, Any] | None = None,
-                   instructions: str | None = None) -> tuple[Any, str]:
-        """Render, ask for JSON (schema through the API where the model takes it), parse.
-        Returns (value, raw text); ReplyError when the reply holds no JSON."""
-        from evalyard.models import ModelCallError
-        from evalyard.models.structured import response_format_for
-
+    async def call(self, template_name: str, case: Any, variables: dict[str, Any], spent: list[Usage], *,
+                   temperature: float | None = None, sample: int = 0) -> tuple[Any, str]:
+        """Ask with ``template_name`` for the JSON answer its header declares. Returns (value, raw
+        text); JudgeError when there is none. ``temperature`` is this step's default (the user's
+        ``temperature`` still wins, as for every parameter)."""
         template = self.runtime.prompts.get(template_name)
-        kind = kind or self.kind
-        categories = self.categories if categories is None else categories
-        schema = schema or items_schema(kind, categories)
-        rendered = template.render(case, variables=variables, reasoning=False, structured=True)
-        messages = [dict(m) for m in rendered.messages]
-        messages[-1]["content"] = (messages[-1]["content"].rstrip() + "\n\n"
-                                   + (instructions or format_text(kind, categories)))
-        params = {"temperature": self.temperature if temperature is None else temperature,
-                  "max_tokens": self.config.max_tokens, **template.parameters}
-        layer = self.runtime.models
-        model = self.config.model
-        completion = None
-        if await asyncio.to_thread(layer.supports_schema, model):
-            try:
-                completion = await layer.complete(model, messages, sample=sample, template=template.name, params={
-                    **params, "response_format": response_format_for(schema, "checklist")})
-            except ModelCallError as exc:
-                if exc.status != 400:
-                    raise
-        if completion is None:
-            completion = await layer.complete(model, messages, params=params, sample=sample, template=template.name)
-        completions.append(completion)
-        return extract_json(completion.text), completion.text
+        judgement = await ask(self.runtime.models, self.config.model, template, case, variables=variables,
+                              reasoning=False, read=extract_json, first_sample=sample, schema_name="checklist",
+                              params={"temperature": self.config.temperature, "max_tokens": self.config.max_tokens},
+                              defaults={"temperature": self.default_temperature if temperature is None
+                                        else temperature, "max_tokens": GENERATION_MAX_TOKENS})
+        spent.append(judgement.usage)
+        judgement.require()
+        return judgement.answer, judgement.raw or ""
 
     def read_items(self, value: Any, where: str = "reply") -> list[ChecklistItem]:
         """Items of a ``{"items": [...]}`` reply (a bare list is accepted too); weights default to 100."""
@@ -202,12 +153,13 @@ class ChecklistGenerator(Generator):
             items.append(ChecklistItem(row["question"].strip(), weight, category or None, "", meta))
         return items
 
-    def finish(self, items: list[ChecklistItem], details: dict[str, Any], completions: list[Any],
+    def finish(self, items: list[ChecklistItem], details: dict[str, Any], spent: list[Usage],
                raw: str | None, case_input: str | None = None) -> MadeChecklist:
         """Apply the item limits and make the checklist (or the error)."""
+        usage = sum(spent, Usage())
         details = {"pipeline": self.name, "model": self.config.model, "template": self.template_name,
                    "temperature": self.temperature, "max_items": self.max_items, "min_items": self.min_items,
-                   "cached": bool(completions) and all(c.cached for c in completions), **details}
+                   "cached": bool(usage.calls) and usage.cache_hits == usage.calls, **details}
         if self.max_items is not None and len(items) > self.max_items:
             details["truncated_from"] = len(items)
             items = items[:self.max_items]
@@ -215,29 +167,25 @@ class ChecklistGenerator(Generator):
                               metadata={"model": self.config.model})
         if len(items) < self.min_items:
             details["checklist"] = checklist.to_dict()
-            return MadeChecklist(None, details, completions,
+            return MadeChecklist(None, details, usage,
                                  f"{self.name} made {len(items)} items, fewer than min_items={self.min_items}", raw)
-        return MadeChecklist(checklist, details, completions, None, raw)
+        return MadeChecklist(checklist, details, usage, None, raw)
 
     async def make_checklist(self, case: Case) -> MadeChecklist:
         """One checklist for one case (instance-level pipelines); failures are returned, not raised."""
-        from evalyard.models import CostLimitReached, ModelCallError
-
-        completions: list[Any] = []
+        spent: list[Usage] = []
         raw = None
         try:
-            variables, extra = await self.variables_for(case, completions)
+            variables, extra = await self.variables_for(case, spent)
             variables.update({"max_items": self.max_items or 20, "min_items": self.min_items})
-            value, raw = await self.call(self.template_name, case, variables, completions)
+            value, raw = await self.call(self.template_name, case, variables, spent)
             items = self.read_items(value)
-        except CostLimitReached:
-            raise
-        except (ModelCallError, ReplyError, InputError, ValueError) as exc:
-            return MadeChecklist(None, {"pipeline": self.name, "model": self.config.model}, completions,
+        except (JudgeError, ReplyError, InputError, ValueError) as exc:
+            return MadeChecklist(None, {"pipeline": self.name, "model": self.config.model}, sum(spent, Usage()),
                                  f"{type(exc).__name__}: {exc}", raw[:RAW_LIMIT] if raw else None)
-        return self.finish(items, extra, completions, raw, case.input)
+        return self.finish(items, extra, spent, raw, case.input)
 
-    async def variables_for(self, case: Case, completions: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def variables_for(self, case: Case, spent: list[Usage]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Template variables beyond the case's fields, and details to keep."""
         history = case.metadata.get("history")
         return ({"history": history} if isinstance(history, str) and history else {}), {}
@@ -281,7 +229,7 @@ class Contrastive(ChecklistGenerator):
 
     default_temperature = 0.0
 
-    async def candidates(self, case: Case, completions: list[Any]) -> tuple[list[str], str]:
+    async def candidates(self, case: Case, spent: list[Usage]) -> tuple[list[str], str]:
         given = case.metadata.get("candidates")
         if isinstance(given, list) and given and all(isinstance(c, str) for c in given):
             return list(given), "given"
@@ -292,19 +240,20 @@ class Contrastive(ChecklistGenerator):
             raise InputError(f"case {case.id!r}: {self.name} needs candidates: metadata.candidates or the "
                              "generator's candidate_models")
         template = self.runtime.prompts.get("checklist_gen_candidate")
-        messages = template.render(case, reasoning=False, structured=True).messages
         layer = self.runtime.models
         if len(models) == 1:
             calls = [(models[0], 0.9, i) for i in range(4)]
         else:
             calls = [(m, 0.7, 0) for m in models]
-        made = await asyncio.gather(*(layer.complete(m, messages, sample=i, template=template.name, params={
+        made = await asyncio.gather(*(ask(layer, m, template, case, first_sample=i, defaults={
             "temperature": t, "max_tokens": CANDIDATE_MAX_TOKENS}) for m, t, i in calls))
-        completions.extend(made)
-        return [c.text for c in made], "generated"
+        for judgement in made:
+            spent.append(judgement.usage)
+            judgement.require("candidate")
+        return [j.answer for j in made], "generated"
 
-    async def variables_for(self, case: Case, completions: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        candidates, origin = await self.candidates(case, completions)
+    async def variables_for(self, case: Case, spent: list[Usage]) -> tuple[dict[str, Any], dict[str, Any]]:
+        candidates, origin = await self.candidates(case, spent)
         return {"candidates": candidates}, {"candidates": candidates, "candidates_from": origin}
 
 
@@ -331,11 +280,11 @@ class OpenRubricsPairwise(OpenRubrics):
     template = "checklist_gen_openrubrics_pairwise"
     default_max_items = 15
 
-    async def variables_for(self, case: Case, completions: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def variables_for(self, case: Case, spent: list[Usage]) -> tuple[dict[str, Any], dict[str, Any]]:
         pair = case.metadata.get("candidates") if isinstance(case.metadata.get("candidates"), dict) else case.metadata
         chosen, rejected = pair.get("chosen"), pair.get("rejected")
         if not isinstance(chosen, str) or not isinstance(rejected, str):
-            candidates, origin = await self.candidates(case, completions)
+            candidates, origin = await self.candidates(case, spent)
             if len(candidates) < 2:
                 raise InputError(f"case {case.id!r}: {self.name} needs metadata.chosen and metadata.rejected")
             chosen, rejected = candidates[0], candidates[-1]
@@ -349,8 +298,8 @@ class OpenRubricsListwise(OpenRubrics):
     template = "checklist_gen_openrubrics_listwise"
     default_max_items = 20
 
-    async def variables_for(self, case: Case, completions: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        candidates, origin = await self.candidates(case, completions)
+    async def variables_for(self, case: Case, spent: list[Usage]) -> tuple[dict[str, Any], dict[str, Any]]:
+        candidates, origin = await self.candidates(case, spent)
         return {"candidates": candidates, "passages": list(case.context)}, {"candidates_from": origin}
 
 
@@ -386,18 +335,16 @@ class Feedback(CorpusGenerator):
         beam: int = field(default=5, metadata={"help": "selector: beam width"})
 
     async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
-        from evalyard.models import CostLimitReached, ModelCallError
-
         from .refiners import deduplicate, select, tag_general
 
         observations: list[str] = []
         for case in cases:
             value = case.metadata.get("feedback")
             observations.extend([value] if isinstance(value, str) else [v for v in value or [] if isinstance(v, str)])
-        completions: list[Any] = []
+        spent: list[Usage] = []
         details: dict[str, Any] = {"observations": len(observations)}
         if not observations:
-            return MadeChecklist(None, details, completions, "feedback needs metadata.feedback in the cases")
+            return MadeChecklist(None, details, Usage(), "feedback needs metadata.feedback in the cases")
         raw = None
         try:
             items: list[ChecklistItem] = []
@@ -405,23 +352,21 @@ class Feedback(CorpusGenerator):
                 batch = observations[start:start + FEEDBACK_BATCH]
                 value, raw = await self.call(self.template_name, {"id": None}, {
                     "domain": self.config.domain, "observations": batch, "max_items": self.max_items or 20},
-                    completions)
+                    spent)
                 for item in self.read_items(value):
                     sources = [start + s for s in item.metadata.get("sources", []) if isinstance(s, int)
                                and 0 <= s < len(batch)]
                     items.append(ChecklistItem(item.question, item.weight, item.category, "",
                                                {**item.metadata, "sources": sources}))
             details["generated"] = len(items)
-            items, details["dedup"] = await deduplicate(self, items, completions)
+            items, details["dedup"] = await deduplicate(self, items, spent)
             if self.config.tag:
-                items, details["tagged_out"] = await tag_general(self, items, completions)
+                items, details["tagged_out"] = await tag_general(self, items, spent)
             if self.max_items is not None and len(items) > self.max_items:
                 items, details["selection"] = await select(self, items, len(observations))
-        except CostLimitReached:
-            raise
-        except (ModelCallError, ReplyError, ValueError) as exc:
-            return MadeChecklist(None, details, completions, f"{type(exc).__name__}: {exc}", raw)
-        return self.finish(items, details, completions, raw)
+        except (JudgeError, ReplyError, ValueError) as exc:
+            return MadeChecklist(None, details, sum(spent, Usage()), f"{type(exc).__name__}: {exc}", raw)
+        return self.finish(items, details, spent, raw)
 
 
 class CheckEval(CorpusGenerator):
@@ -476,11 +421,9 @@ class CheckEval(CorpusGenerator):
         self.dimensions()
 
     async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
-        from evalyard.models import CostLimitReached, ModelCallError
-
         from .refiners import deduplicate, keep_passing
 
-        completions: list[Any] = []
+        spent: list[Usage] = []
         details: dict[str, Any] = {"augmentation": self.config.augmentation}
         raw = None
         per_sub = self.PER_SUB[self.config.augmentation]
@@ -490,22 +433,20 @@ class CheckEval(CorpusGenerator):
                 value, raw = await self.call(self.template_name, {"id": None}, {
                     "dimension": dim["name"], "definition": dim["definition"],
                     "sub_dimensions": dim["sub_dimensions"], "per_sub_dimension": per_sub,
-                    "strategy": self.config.augmentation}, completions)
+                    "strategy": self.config.augmentation}, spent)
                 made = [ChecklistItem(i.question, i.weight, dim["name"], "", i.metadata) for i in self.read_items(value)]
                 if self.config.filter:
-                    made, dropped = await keep_passing(self, dim["name"], made, completions)
+                    made, dropped = await keep_passing(self, dim["name"], made, spent)
                     details.setdefault("filtered_out", []).extend(dropped)
                 return made
 
             per_dimension = await asyncio.gather(*(one(d) for d in self.dimensions()))
             items = [item for group in per_dimension for item in group]
             details["generated"] = len(items)
-            items, details["dedup"] = await deduplicate(self, items, completions)
-        except CostLimitReached:
-            raise
-        except (ModelCallError, ReplyError, ValueError) as exc:
-            return MadeChecklist(None, details, completions, f"{type(exc).__name__}: {exc}", raw)
-        return self.finish(items, details, completions, raw)
+            items, details["dedup"] = await deduplicate(self, items, spent)
+        except (JudgeError, ReplyError, ValueError) as exc:
+            return MadeChecklist(None, details, sum(spent, Usage()), f"{type(exc).__name__}: {exc}", raw)
+        return self.finish(items, details, spent, raw)
 
 
 class InteractEval(CorpusGenerator):
@@ -525,8 +466,6 @@ class InteractEval(CorpusGenerator):
         rubric: str = field(default="", metadata={"help": "the dimension's rubric"})
 
     async def generate_corpus(self, cases: list[Case]) -> MadeChecklist:
-        from evalyard.models import CostLimitReached, ModelCallError
-
         dimension = self.config.dimension or next(
             (c.metadata["dimension"] for c in cases if isinstance(c.metadata.get("dimension"), str)), "")
         attributes: list[str] = []
@@ -537,23 +476,16 @@ class InteractEval(CorpusGenerator):
             sample = case.metadata.get("sample_context") or case.metadata.get("source")
             if isinstance(sample, str) and len(samples) < 3:
                 samples.append(sample)
-        completions: list[Any] = []
+        spent: list[Usage] = []
         details: dict[str, Any] = {"dimension": dimension, "attributes": len(attributes)}
         if not attributes or not dimension:
-            return MadeChecklist(None, details, completions,
+            return MadeChecklist(None, details, Usage(),
                                  "interacteval needs metadata.attributes in the cases and a dimension")
-        components_schema = {"type": "object", "properties": {"components": {"type": "array", "items": {
-            "type": "object", "properties": {"name": {"type": "string"},
-                                             "attributes": {"type": "array", "items": {"type": "string"}}},
-            "required": ["name", "attributes"], "additionalProperties": False}}},
-            "required": ["components"], "additionalProperties": False}
         raw = None
         try:
             value, raw = await self.call("checklist_gen_interacteval_components", {"id": None}, {
                 "dimension": dimension, "rubric": self.config.rubric, "attributes": attributes, "samples": samples},
-                completions, schema=components_schema,
-                instructions='Reply with one JSON object and nothing else: {"components": [{"name": "...", '
-                             '"attributes": ["..."]}, ...]}.')
+                spent)
             components = [c for c in (value.get("components") if isinstance(value, dict) else None) or []
                           if isinstance(c, dict) and isinstance(c.get("name"), str)][:self.MAX_COMPONENTS]
             if not components:
@@ -563,7 +495,7 @@ class InteractEval(CorpusGenerator):
             async def questions(component: dict[str, Any]) -> list[ChecklistItem]:
                 found, _ = await self.call(self.template_name, {"id": None}, {
                     "dimension": dimension, "component": component["name"],
-                    "attributes": [str(a) for a in component.get("attributes") or []]}, completions)
+                    "attributes": [str(a) for a in component.get("attributes") or []]}, spent)
                 return [ChecklistItem(i.question, i.weight, dimension, "", {"component": component["name"]})
                         for i in self.read_items(found)[:4]]  # one key question and two or three sub-questions
 
@@ -571,13 +503,11 @@ class InteractEval(CorpusGenerator):
             details["drafted"] = len(drafted)
             value, raw = await self.call("checklist_gen_interacteval_validate", {"id": None}, {
                 "dimension": dimension, "rubric": self.config.rubric, "questions": [i.question for i in drafted]},
-                completions, temperature=self.VALIDATION_TEMPERATURE)
+                spent, temperature=self.VALIDATION_TEMPERATURE)
             items = [ChecklistItem(i.question, i.weight, dimension, "", i.metadata) for i in self.read_items(value)]
-        except CostLimitReached:
-            raise
-        except (ModelCallError, ReplyError, ValueError) as exc:
-            return MadeChecklist(None, details, completions, f"{type(exc).__name__}: {exc}", raw)
-        return self.finish(items, details, completions, raw)
+        except (JudgeError, ReplyError, ValueError) as exc:
+            return MadeChecklist(None, details, sum(spent, Usage()), f"{type(exc).__name__}: {exc}", raw)
+        return self.finish(items, details, spent, raw)
 
 
 GENERATOR_CLASSES: tuple[Any, ...] = (

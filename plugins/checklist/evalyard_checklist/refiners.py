@@ -68,14 +68,12 @@ def _groups(items: list[ChecklistItem], method: str, threshold: float) -> tuple[
 
 
 async def deduplicate(generator: Any, items: list[ChecklistItem],
-                      completions: list[Any]) -> tuple[list[ChecklistItem], dict[str, Any]]:
+                      spent: list[Any]) -> tuple[list[ChecklistItem], dict[str, Any]]:
     """Merge each group of near-duplicates into one question written by the model; weight = the mean."""
     method = getattr(generator.config, "dedup", "off")
     if method == "off" or len(items) < 2:
         return items, {"method": "off" if method == "off" else method, "merged_groups": 0}
     groups, used = await asyncio.to_thread(_groups, items, method, generator.config.dedup_threshold)
-    schema = {"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"],
-              "additionalProperties": False}
 
     async def merge(group: list[int]) -> ChecklistItem:
         members = [items[i] for i in group]
@@ -85,9 +83,7 @@ async def deduplicate(generator: Any, items: list[ChecklistItem],
             question = members[0].question
         else:
             value, _ = await generator.call("checklist_gen_feedback_merge", {"id": None},
-                                            {"questions": [m.question for m in members]}, completions,
-                                            schema=schema, instructions='Reply with one JSON object and nothing '
-                                                                        'else: {"question": "..."}.')
+                                            {"questions": [m.question for m in members]}, spent)
             question = value.get("question") if isinstance(value, dict) else None
             if not isinstance(question, str) or not question.strip():
                 raise ReplyError("the merge reply has no question")
@@ -111,38 +107,25 @@ def _index_verdicts(value: Any, key: str) -> dict[int, bool]:
     return verdicts
 
 
-def _verdict_schema(key: str) -> dict[str, Any]:
-    return {"type": "object", "properties": {"items": {"type": "array", "items": {
-        "type": "object", "properties": {"index": {"type": "integer"}, key: {"type": "boolean"}},
-        "required": ["index", key], "additionalProperties": False}}}, "required": ["items"],
-        "additionalProperties": False}
-
-
 async def tag_general(generator: Any, items: list[ChecklistItem],
-                      completions: list[Any]) -> tuple[list[ChecklistItem], list[str]]:
+                      spent: list[Any]) -> tuple[list[ChecklistItem], list[str]]:
     """Keep the items the model tags general; an item it gives no readable tag is dropped (as the original)."""
     if not items:
         return items, []
     value, _ = await generator.call("checklist_gen_feedback_tag", {"id": None},
-                                    {"questions": [i.question for i in items]}, completions,
-                                    schema=_verdict_schema("general"),
-                                    instructions='Reply with one JSON object and nothing else: {"items": '
-                                                 '[{"index": 0, "general": true}, ...]}, one entry per question.')
+                                    {"questions": [i.question for i in items]}, spent)
     verdicts = _index_verdicts(value, "general")
     kept = [item for n, item in enumerate(items) if verdicts.get(n) is True]
     return kept, [item.question for n, item in enumerate(items) if verdicts.get(n) is not True]
 
 
 async def keep_passing(generator: Any, dimension: str, items: list[ChecklistItem],
-                       completions: list[Any]) -> tuple[list[ChecklistItem], list[str]]:
+                       spent: list[Any]) -> tuple[list[ChecklistItem], list[str]]:
     """CheckEval's filter: drop questions whose YES the model says does not mean better; unreadable -> kept."""
     if not items:
         return items, []
     value, _ = await generator.call("checklist_gen_checkeval_filter", {"id": None},
-                                    {"dimension": dimension, "questions": [i.question for i in items]}, completions,
-                                    schema=_verdict_schema("keep"),
-                                    instructions='Reply with one JSON object and nothing else: {"items": '
-                                                 '[{"index": 0, "keep": true}, ...]}, one entry per question.')
+                                    {"dimension": dimension, "questions": [i.question for i in items]}, spent)
     verdicts = _index_verdicts(value, "keep")
     kept = [item for n, item in enumerate(items) if verdicts.get(n) is not False]
     return kept, [item.question for n, item in enumerate(items) if verdicts.get(n) is False]

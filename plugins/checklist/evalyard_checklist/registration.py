@@ -22,7 +22,7 @@ def register_checklist_scorer(name: str, *, template: str | Path, mode: str = "b
     The scorer joins ``app`` (an ``evalyard.Application``) or is handed to ``register`` (inside a
     plugin's ``register_scorers``); either way the class is returned.
     """
-    from evalyard.prompting.template import parse_template
+    from evalyard import parse_template
 
     defaults: dict[str, Any] = {"mode": mode, "primary_metric": primary_metric,
                                 "capture_reasoning": capture_reasoning, **options}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from evalyard import Case, ConfigError, InputError, Score, Scorer
+from evalyard import AnswerShape, Case, ConfigError, InputError, JudgeError, Score, Scorer, Usage, ask
 
 from .data import Checklist, checklist_from, load_checklists_file
 from .metrics import PRIMARY_METRICS, category_scores, corpus_metrics, item_aggregates
@@ -23,9 +23,7 @@ from .parsing import (UNSURE_FALLBACK, ReplyError, first_token_probs, interpret_
 #: Built-in scoring prompts; a template of the same name in a user's prompt directory replaces one.
 TEMPLATES = {"batch": "checklist_score_batch", "item": "checklist_score_item",
              "rlcf": "checklist_score_rlcf", "rocketeval": "checklist_score_rocketeval"}
-TOP_LOGPROBS = 5
 DEFAULT_MAX_TOKENS = 2048
-LOGPROB_MAX_TOKENS = 512
 RAW_LIMIT = 4000
 
 BATCH_FORMAT = ('Reply with one JSON object and nothing else: {"answers": [{"question_index": 1, "answer": "YES"}, '
@@ -37,7 +35,6 @@ BATCH_FORMAT_REASONED = ('Reply with one JSON object and nothing else: {"answers
 ITEM_FORMAT = 'Reply with one JSON object and nothing else: {"answer": "YES"} or {"answer": "NO"}.'
 ITEM_FORMAT_REASONED = ('Think it through first, then reply with one JSON object and nothing else: '
                         '{"reasoning": "...", "answer": "YES"} (or "NO").')
-LOGPROB_FORMAT = "Answer with one word, Yes or No, and nothing else."
 
 
 def batch_schema(count: int, reasoning: bool) -> dict[str, Any]:
@@ -73,9 +70,10 @@ class ChecklistConfig:
     template: str | None = field(default=None, metadata={
         "help": "scoring prompt: a template name, or batch | item | rlcf | rocketeval (default: by mode)"})
     model: str | None = field(default=None, metadata={"help": "judge model (default: the run's --judge-model)"})
-    temperature: float = field(default=0.0, metadata={"help": "judge sampling temperature"})
+    temperature: float | None = field(default=None, metadata={
+        "help": "judge sampling temperature (default: the template's, else 0)"})
     max_tokens: int | None = field(default=None, metadata={
-        "help": "longest judge reply (default 2048; 512 on the logprob path)"})
+        "help": "longest judge reply (default: the template's, else 2048; a few tokens on the logprob path)"})
     missing: Literal["error", "no"] = field(default="error", metadata={
         "help": "an item the judge did not answer: error (the case is an error) or no (AutoChecklist's NO)"})
     strict_answers: bool | None = field(default=None, metadata={
@@ -208,7 +206,7 @@ class ChecklistScorer(Scorer):
 
     # -- scoring ----------------------------------------------------------------------
     async def ascore(self, case: Case) -> Score:
-        usage_calls: list[Any] = []
+        usage = Usage()
         generated: dict[str, Any] | None = None
         try:
             checklist = self.checklist_for(case)
@@ -216,37 +214,42 @@ class ChecklistScorer(Scorer):
             return Score.failure(str(exc))
         if checklist is None and self._generator is not None:
             made = await self._generator.make_checklist(case)
-            usage_calls.extend(made.completions)
+            usage = made.usage
             if made.error is not None:
-                return Score.failure(f"checklist generation failed: {made.error}", generation=made.details,
-                                     raw=made.raw)
+                return Score.failure(JudgeError(f"checklist generation failed: {made.error}", usage=usage,
+                                                details={"generation": made.details, "raw": made.raw}))
             checklist = made.checklist
             generated = made.details
         if checklist is None:
             return Score.failure(f"case {case.id!r} has no checklist: give metadata.checklist, "
                                  f"-s {self.name}:checklists=FILE or -s {self.name}:generator=PIPELINE")
-        score = await score_checklist(self, case, checklist, usage_calls)
+        score = await score_checklist(self, case, checklist, usage)
         score.details["checklist"] = {**checklist.to_dict(), "generated": generated is not None}
         if generated is not None:
             score.details["generation"] = generated
         return score
+
+    def calibration_value(self, score: Score) -> float | None:
+        """The normalized score (mean confidence of the items' yes/no answers) when the judge's
+        logprobs gave one: graded where a pass rate over a few items moves in coarse steps."""
+        details = score.details or {}
+        if details.get("scoring_method") == "normalized" and isinstance(details.get("normalized_score"), (int, float)):
+            return float(details["normalized_score"])
+        return score.value
 
     def aggregate(self, scores: list[Score]) -> dict[str, float]:
         return corpus_metrics(scores)
 
 
 async def score_checklist(scorer: ChecklistScorer, case: Case, checklist: Checklist,
-                          completions: list[Any] | None = None) -> Score:
+                          usage: Usage | None = None) -> Score:
     """Score one case against one checklist with the scorer's config; never raises for the
     judge's failures (they become the case's error, with the raw replies in details)."""
-    from evalyard.models import CostLimitReached
-    from evalyard.models.usage import summarise_calls
-
     config = scorer.config
     layer = scorer.runtime.models
     model = scorer.judge_model()
     template = scorer.runtime.prompts.get(scorer.template_name())
-    completions = completions if completions is not None else []
+    spent = [usage or Usage()]
     logprobs, fallback = await scorer._logprobs_available(layer, model)
     base = {"judge_model": model, "template": template.name, "template_hash": template.hash,
             "mode": config.mode, "missing": config.missing, "strict_answers": config.strict_answers}
@@ -256,19 +259,17 @@ async def score_checklist(scorer: ChecklistScorer, case: Case, checklist: Checkl
             base["logprob_fallback"] = fallback
     try:
         if config.mode == "batch":
-            items, extra = await _score_batch(scorer, layer, model, template, case, checklist, completions)
+            items, extra = await _score_batch(scorer, model, template, case, checklist, spent)
             scoring_method = "batch"
         else:
-            items, extra = await _score_items(scorer, layer, model, template, case, checklist, completions, logprobs)
+            items, extra = await _score_items(scorer, model, template, case, checklist, spent, logprobs)
             scoring_method = ("normalized" if config.use_logprobs else
                               "weighted" if config.primary_metric == "weighted" else "item")
-    except CostLimitReached:
-        raise
-    except _CaseFailure as failure:
-        score = Score.failure(failure.message, **base, **failure.details)
-        score.usage = summarise_calls(completions) if completions else None
-        return score
-    usage = summarise_calls(completions) if completions else None
+    except JudgeError as failure:
+        failure.details = {**base, **failure.details}
+        failure.usage = sum(spent, Usage())
+        return Score.failure(failure)
+    usage_dict = sum(spent, Usage()).to_dict()
     details: dict[str, Any] = {**base, "scoring_method": scoring_method, **extra}
     unanswered = [item for item in items if item["answer"] not in ("yes", "no")]
     if unanswered and config.missing == "error":
@@ -277,7 +278,7 @@ async def score_checklist(scorer: ChecklistScorer, case: Case, checklist: Checkl
         failure = Score.failure(f"the judge left {len(unanswered)} of {len(items)} checklist items unanswered "
                                 f"({', '.join(item['id'] for item in unanswered)}); missing=no counts them as NO",
                                 **details)
-        failure.usage = usage
+        failure.usage = usage_dict
         return failure
     for item in unanswered:  # missing=no: AutoChecklist's reading
         if config.use_logprobs and logprobs:
@@ -293,13 +294,7 @@ async def score_checklist(scorer: ChecklistScorer, case: Case, checklist: Checkl
         details["defaulted_to_no"] = [item["id"] for item in unanswered]
     if any(item.get("category") for item in items):
         details["categories"] = category_scores(items, config.primary_metric)
-    return Score(value=aggregates["primary_score"], details=details, usage=usage)
-
-
-class _CaseFailure(Exception):
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.message, self.details = message, details
+    return Score(value=aggregates["primary_score"], details=details, usage=usage_dict)
 
 
 def _item_record(item: Any) -> dict[str, Any]:
@@ -307,64 +302,38 @@ def _item_record(item: Any) -> dict[str, Any]:
             "answer": None, "confidence": None, "confidence_level": None, "reasoning": None}
 
 
-def _with_format(messages: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
-    out = [dict(m) for m in messages]
-    out[-1]["content"] = out[-1]["content"].rstrip() + "\n\n" + text
-    return out
+def _ask_options(config: Any) -> dict[str, Any]:
+    """What every scoring call shares: the one parameter rule (the scorer's config over the template's
+    parameters over the model's settings over these defaults) and AutoChecklist's no-repair reading
+    when its strict answers are reproduced."""
+    return {"params": {"temperature": config.temperature, "max_tokens": config.max_tokens},
+            "defaults": {"temperature": 0.0, "max_tokens": DEFAULT_MAX_TOKENS}, "reasoning": False,
+            "repair": not config.strict_answers}
 
 
-def _params(config: Any, template: Any, max_tokens: int) -> dict[str, Any]:
-    params: dict[str, Any] = {"temperature": config.temperature, "max_tokens": max_tokens}
-    params.update(template.parameters)
-    if config.max_tokens is not None:
-        params["max_tokens"] = config.max_tokens
-    params["temperature"] = config.temperature
-    return params
+def _failure(judgement: Any, what: str) -> str:
+    kind = "judge call failed" if judgement.raw is None else "unreadable judge reply"
+    return f"{what}{kind}: {judgement.error}"
 
 
-async def _structured_call(layer: Any, model: str, messages: list[dict[str, Any]], params: dict[str, Any],
-                           schema: dict[str, Any], schema_name: str, template: str, completions: list[Any]) -> Any:
-    """One call with the schema sent as ``response_format`` where the model takes it; a 400 answer to
-    that is retried once without it (the format text stays in the prompt), as the original does."""
-    from evalyard.models import ModelCallError
-    from evalyard.models.structured import response_format_for
-
-    send_schema = await asyncio.to_thread(layer.supports_schema, model)
-    if send_schema:
-        try:
-            completion = await layer.complete(model, messages, params={
-                **params, "response_format": response_format_for(schema, schema_name)}, template=template)
-            completions.append(completion)
-            return completion
-        except ModelCallError as exc:
-            if exc.status != 400:
-                raise
-    completion = await layer.complete(model, messages, params=params, template=template)
-    completions.append(completion)
-    return completion
-
-
-async def _score_batch(scorer: ChecklistScorer, layer: Any, model: str, template: Any, case: Case,
-                       checklist: Checklist, completions: list[Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from evalyard.models import ModelCallError
-
+async def _score_batch(scorer: ChecklistScorer, model: str, template: Any, case: Case, checklist: Checklist,
+                       spent: list[Usage]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     config = scorer.config
     reasoning = config.capture_reasoning
     listing = "\n".join(f"Q{n}: {item.question}" for n, item in enumerate(checklist.items, 1))
-    rendered = template.render(case, variables={"checklist": listing}, reasoning=False, structured=True)
-    messages = _with_format(rendered.messages, BATCH_FORMAT_REASONED if reasoning else BATCH_FORMAT)
-    try:
-        completion = await _structured_call(layer, model, messages, _params(config, template, DEFAULT_MAX_TOKENS),
-                                            batch_schema(len(checklist), reasoning),
-                                            "batch_scoring_reasoned" if reasoning else "batch_scoring",
-                                            template.name, completions)
-    except ModelCallError as exc:
-        raise _CaseFailure(f"judge call failed: {exc}", status=exc.status, attempts=exc.attempts) from None
-    raw = completion.text
-    try:
-        answers, notes = parse_batch(raw, strict=config.strict_answers, reasoning=reasoning)
-    except ReplyError as exc:
-        raise _CaseFailure(f"unreadable judge reply: {exc}", raw_response=raw[:RAW_LIMIT]) from None
+    shape = AnswerShape(kind="json", schema=batch_schema(len(checklist), reasoning),
+                        format=BATCH_FORMAT_REASONED if reasoning else BATCH_FORMAT)
+    judgement = await ask(scorer.runtime.models, model, template, case, answer=shape,
+                          variables={"checklist": listing},
+                          read=lambda text: parse_batch(text, strict=config.strict_answers, reasoning=reasoning),
+                          schema_name="batch_scoring_reasoned" if reasoning else "batch_scoring",
+                          **_ask_options(config))
+    spent.append(judgement.usage)
+    raw = judgement.raw or ""
+    if judgement.error is not None:
+        details: dict[str, Any] = {"raw_response": raw[:RAW_LIMIT]} if judgement.raw is not None else {}
+        raise JudgeError(_failure(judgement, ""), details={**details, **_call_details(judgement)})
+    answers, notes = judgement.answer
     items = []
     for n, item in enumerate(checklist.items, 1):
         record = _item_record(item)
@@ -379,73 +348,76 @@ async def _score_batch(scorer: ChecklistScorer, layer: Any, model: str, template
         extra["ignored_indices"] = ignored
     if notes:
         extra["parse_notes"] = notes
+    if judgement.details.get("repaired"):
+        extra["repaired"] = True
     return items, extra
 
 
-async def _score_items(scorer: ChecklistScorer, layer: Any, model: str, template: Any, case: Case,
-                       checklist: Checklist, completions: list[Any],
-                       logprobs: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from evalyard.models import CostLimitReached, ModelCallError
+def _call_details(judgement: Any) -> dict[str, Any]:
+    return {key: judgement.details[key] for key in ("status", "attempts") if key in judgement.details}
 
+
+async def _score_items(scorer: ChecklistScorer, model: str, template: Any, case: Case, checklist: Checklist,
+                       spent: list[Usage], logprobs: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     config = scorer.config
     reasoning = config.capture_reasoning and not logprobs
     failures: list[str] = []
+    layer = scorer.runtime.models
+    shape = AnswerShape(kind="json", schema=item_schema(reasoning),
+                        format=ITEM_FORMAT_REASONED if reasoning else ITEM_FORMAT)
 
     async def one(item: Any) -> dict[str, Any]:
         record = _item_record(item)
-        rendered = template.render(case, variables={"question": item.question, "history": ""}, reasoning=False,
-                                   structured=True)
-        try:
-            if logprobs:
-                messages = _with_format(rendered.messages, LOGPROB_FORMAT)
-                completion = await layer.complete(model, messages,
-                                                  params=_params(config, template, LOGPROB_MAX_TOKENS),
-                                                  logprobs=TOP_LOGPROBS, template=template.name)
-                completions.append(completion)
-                _read_confidence(record, completion, config)
-            else:
-                messages = _with_format(rendered.messages, ITEM_FORMAT_REASONED if reasoning else ITEM_FORMAT)
-                completion = await _structured_call(layer, model, messages,
-                                                    _params(config, template, DEFAULT_MAX_TOKENS),
-                                                    item_schema(reasoning),
-                                                    "item_scoring_reasoned" if reasoning else "item_scoring",
-                                                    template.name, completions)
-                record["raw"] = completion.text[:RAW_LIMIT]
-                parsed = parse_item(completion.text, strict=config.strict_answers, reasoning=reasoning)
-                if parsed is not None:
-                    record["answer"], record["reasoning"] = parsed["answer"], parsed["reasoning"]
-        except CostLimitReached:
-            raise
-        except ModelCallError as exc:
-            failures.append(f"{item.id}: judge call failed: {exc}")
-            record["error"] = str(exc)
-        except ReplyError as exc:
-            failures.append(f"{item.id}: unreadable judge reply: {exc}")
-            record["error"] = str(exc)
+        variables = {"question": item.question, "history": ""}
+        if logprobs:
+            # The answer is read from the first token's alternatives (AutoChecklist's reading), so
+            # the reply is never repaired: the text is only the fallback.
+            judgement = await ask(layer, model, template, case, answer=AnswerShape.from_spec("binary"),
+                                  variables=variables, logprobs=True,
+                                  **{**_ask_options(config), "repair": False})
+            spent.append(judgement.usage)
+            if judgement.raw is not None:
+                _read_confidence(record, judgement, config)
+                return record
+        else:
+            judgement = await ask(layer, model, template, case, answer=shape, variables=variables,
+                                  read=lambda text: parse_item(text, strict=config.strict_answers,
+                                                               reasoning=reasoning),
+                                  schema_name="item_scoring_reasoned" if reasoning else "item_scoring",
+                                  **_ask_options(config))
+            spent.append(judgement.usage)
+            if judgement.raw is not None:
+                record["raw"] = judgement.raw[:RAW_LIMIT]
+            if judgement.error is None:
+                if judgement.answer is not None:
+                    record["answer"], record["reasoning"] = judgement.answer["answer"], judgement.answer["reasoning"]
+                return record
+        failures.append(_failure(judgement, f"{item.id}: "))
+        record["error"] = judgement.error
         return record
 
     items = list(await asyncio.gather(*(one(item) for item in checklist.items)))
     if failures:  # a failed call or a refused reply: no score, as the original raises
-        raise _CaseFailure(failures[0] if len(failures) == 1 else f"{failures[0]} (and {len(failures) - 1} more)",
-                           items=items, num_calls=len(checklist))
+        raise JudgeError(failures[0] if len(failures) == 1 else f"{failures[0]} (and {len(failures) - 1} more)",
+                         details={"items": items, "num_calls": len(checklist)})
     return items, {"num_calls": len(checklist)}
 
 
-def _read_confidence(record: dict[str, Any], completion: Any, config: Any) -> None:
+def _read_confidence(record: dict[str, Any], judgement: Any, config: Any) -> None:
     """Confidence from the first token's alternatives. Where they carry no yes/no mass (or the reply
     has no logprobs), AutoChecklist says 0.5 / NO / unsure; here the item's answer is then read from
     the reply's text (no confidence), and left unanswered when the text is no yes/no either."""
-    record["raw"] = completion.text[:RAW_LIMIT]
-    probs = first_token_probs(completion.logprobs, last_wins=config.missing == "no")
+    record["raw"] = (judgement.raw or "")[:RAW_LIMIT]
+    probs = first_token_probs(judgement.logprobs, last_wins=config.missing == "no")
     read = interpret_probs(probs)
     if read is not None:
         record["confidence"], record["answer"], record["confidence_level"] = read
         record["confidence_source"] = "logprobs"
         return
-    record["confidence_source"] = "none" if completion.logprobs else "no logprobs in the reply"
+    record["confidence_source"] = "none" if judgement.logprobs else "no logprobs in the reply"
     if config.missing == "no":
         return  # filled in with 0.5 / NO / unsure with the other unanswered items
-    parsed = parse_item(completion.text, strict=False)
+    parsed = parse_item(judgement.raw or "", strict=False)
     if parsed is not None:
         record["answer"] = parsed["answer"]
         record["confidence_source"] = "text (" + record["confidence_source"] + ")"

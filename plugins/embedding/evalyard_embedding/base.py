@@ -53,6 +53,10 @@ class EmbeddingScorer(Scorer):
         """The process-wide model for this config (loaded on first use, then shared)."""
         return get_model(self.config.model, self.config.device)
 
+    def resources(self) -> dict[str, float]:
+        # A worker on a cluster (evalyard-ray): a GPU when the config asks for CUDA, else one CPU.
+        return {"gpu": 1} if (self.config.device or "").startswith("cuda") else {}
+
     def close(self) -> None:
         # The model stays loaded on purpose: other scorers and later runs in this
         # process reuse it (and its embedding cache).

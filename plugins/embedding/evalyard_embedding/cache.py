@@ -8,7 +8,6 @@ not by entries: ``EVALYARD_EMBEDDING_CACHE_MB`` (default 512) per cache.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from typing import Any, Hashable
@@ -17,7 +16,9 @@ DEFAULT_BUDGET_MB = 512
 
 
 def _budget_from_env() -> int:
-    raw = os.environ.get("EVALYARD_EMBEDDING_CACHE_MB", "")
+    from evalyard import Settings
+
+    raw = Settings.variable("EVALYARD_EMBEDDING_CACHE_MB") or ""
     try:
         megabytes = float(raw) if raw.strip() else DEFAULT_BUDGET_MB
     except ValueError:

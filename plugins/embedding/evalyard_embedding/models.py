@@ -77,7 +77,9 @@ def use_offline_mode() -> bool:
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    return os.environ["HF_HUB_OFFLINE"].strip().lower() not in ("0", "false", "no", "off", "")
+    from evalyard import Settings
+
+    return (Settings.variable("HF_HUB_OFFLINE") or "").strip().lower() not in ("0", "false", "no", "off", "")
 
 
 @dataclass(eq=False)

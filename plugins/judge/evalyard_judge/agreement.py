@@ -7,13 +7,16 @@ library, so ``evalyard calibrate`` starts fast.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 #: Spellings of a positive / negative verdict, so human "1"/"true"/"pass" meets a judge's "yes".
-POSITIVE = {"1", "1.0", "yes", "y", "true", "pass", "passed", "correct", "good", "supported", "positive"}
-NEGATIVE = {"0", "0.0", "no", "n", "false", "fail", "failed", "incorrect", "bad", "unsupported", "negative"}
+POSITIVE = {"1", "1.0", "yes", "y", "true", "pass", "passed", "correct", "good", "supported", "positive", "faithful",
+            "grounded"}
+NEGATIVE = {"0", "0.0", "no", "n", "false", "fail", "failed", "incorrect", "bad", "unsupported", "negative",
+            "unfaithful", "ungrounded"}
 REASON_LIMIT = 300
 
 
@@ -26,6 +29,9 @@ class Pair:
     value: float | None = None
     label: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    #: the response and its sources (context and reference), for the no-model baselines
+    candidate: str | None = None
+    sources: str | None = None
 
 
 def as_text(value: Any) -> str:
@@ -119,21 +125,159 @@ def label_agreement(truth: Sequence[str], predicted: Sequence[str]) -> dict[str,
             "kappa": cohen_kappa(truth, predicted), "confusion": confusion(truth, predicted)}
 
 
-def best_threshold(values: Sequence[float], positive: Sequence[bool], direction: str) -> dict[str, Any] | None:
-    """The cut that best separates positives: predict positive when value >= t (or <= t).
-    Highest accuracy wins; among equals, the highest kappa, then the lowest t (>=) / highest t (<=)."""
+def _cuts(values: Sequence[float]) -> list[float]:
+    """Candidate thresholds: the lowest value (everything on the high side) and the midpoints between
+    neighbouring distinct values, so a cut never sits on a value and ``>=`` / ``>`` read the same."""
+    distinct = sorted(set(values))
+    return [distinct[0]] + [(a + b) / 2 for a, b in zip(distinct, distinct[1:])]
+
+
+def _predict(values: Sequence[float], threshold: float, direction: str) -> list[bool]:
+    return [(v >= threshold) if direction == ">=" else (v < threshold) for v in values]
+
+
+def best_threshold(values: Sequence[float], positive: Sequence[bool], direction: str | None = None) -> dict[str, Any] | None:
+    """The cut that best separates positives: predict positive when value >= t (direction ``>=``) or
+    value < t (``<=``: the values run against the labels); ``direction=None`` tries both.
+    Highest accuracy wins; among equals, the highest kappa, then ``>=``, then the lowest t."""
     if not values or len(set(positive)) < 2:
         return None
     best: tuple | None = None
-    for t in sorted(set(values), reverse=direction == "<="):
-        guesses = [(v >= t) if direction == ">=" else (v <= t) for v in values]
-        accuracy = sum(g == p for g, p in zip(guesses, positive)) / len(values)
-        kappa = cohen_kappa([str(p) for p in positive], [str(g) for g in guesses])
-        key = (accuracy, kappa if kappa is not None else -2.0)
-        if best is None or key > best[0]:
-            best = (key, t, accuracy, kappa)
-    _, t, accuracy, kappa = best
-    return {"threshold": t, "direction": direction, "accuracy": accuracy, "kappa": kappa}
+    truth = [str(p) for p in positive]
+    for way in ([direction] if direction else [">=", "<="]):
+        for t in _cuts(values):
+            guesses = _predict(values, t, way)
+            accuracy = sum(g == p for g, p in zip(guesses, positive)) / len(values)
+            kappa = cohen_kappa(truth, [str(g) for g in guesses])
+            key = (accuracy, kappa if kappa is not None else -2.0)
+            if best is None or key > best[0]:
+                best = (key, t, way, accuracy, kappa)
+    _, t, way, accuracy, kappa = best
+    return {"threshold": t, "direction": way, "accuracy": accuracy, "kappa": kappa}
+
+
+def auc(values: Sequence[float], positive: Sequence[bool]) -> float | None:
+    """Area under the ROC curve of ``values`` for the positive class (ties count half); None when
+    one class is missing. 0.5 is chance, below 0.5 the values run against the labels."""
+    pos = [v for v, p in zip(values, positive) if p]
+    neg = [v for v, p in zip(values, positive) if not p]
+    if not pos or not neg:
+        return None
+    rank = ranks(list(values))
+    pos_rank_sum = sum(r for r, p in zip(rank, positive) if p)
+    return (pos_rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+
+
+HELD_OUT_FOLDS = 5
+
+
+def folds(positive: Sequence[bool], k: int = HELD_OUT_FOLDS) -> list[int] | None:
+    """Stratified fold numbers, dealt round-robin within each class in case order (deterministic).
+    Fewer folds when a class is small; None when a class has fewer than two cases."""
+    counts = Counter(positive)
+    k = min(k, min(counts.values())) if len(counts) == 2 else 0
+    if k < 2:
+        return None
+    seen: Counter = Counter()
+    out = []
+    for p in positive:
+        out.append(seen[p] % k)
+        seen[p] += 1
+    return out
+
+
+def held_out(values: Sequence[float], positive: Sequence[bool], fit: Any = None) -> dict[str, Any] | None:
+    """Accuracy and kappa of a threshold fitted on the other folds, for each case of each fold
+    (k-fold cross-validation): what the fitted threshold is worth on cases it was not fitted on.
+    ``fit(values, positive) -> predict(values) -> guesses``; the default fits ``best_threshold``."""
+    fit = fit or _fit_threshold
+    assigned = folds(positive)
+    if assigned is None:
+        return None
+    k = max(assigned) + 1
+    guesses: list[bool | None] = [None] * len(values)
+    for fold in range(k):
+        train = [i for i, f in enumerate(assigned) if f != fold]
+        test = [i for i, f in enumerate(assigned) if f == fold]
+        predict = fit([values[i] for i in train], [positive[i] for i in train])
+        for i, guess in zip(test, predict([values[i] for i in test])):
+            guesses[i] = guess
+    truth = [str(p) for p in positive]
+    predicted = [str(g) for g in guesses]
+    return {"method": f"{k}-fold cross-validation", "folds": k, "n": len(values),
+            "accuracy": sum(t == g for t, g in zip(truth, predicted)) / len(values),
+            "kappa": cohen_kappa(truth, predicted)}
+
+
+def _fit_threshold(values: Sequence[float], positive: Sequence[bool]) -> Any:
+    best = best_threshold(values, positive)
+    if best is None:  # one class only in the training folds: predict it
+        only = positive[0] if positive else False
+        return lambda vs: [only] * len(vs)
+    return lambda vs: _predict(vs, best["threshold"], best["direction"])
+
+
+def _fit_majority(values: Sequence[float], positive: Sequence[bool]) -> Any:
+    counts = Counter(positive)
+    majority = counts[True] > counts[False]
+    return lambda vs: [majority] * len(vs)
+
+
+# -- baselines ------------------------------------------------------------------------
+
+_WORD = re.compile(r"\w+")
+
+
+def words(text: str | None) -> list[str]:
+    return _WORD.findall((text or "").lower())
+
+
+def overlap(candidate: str | None, sources: str | None) -> float:
+    """The share of the response's words that occur in the sources (context and reference)."""
+    said = words(candidate)
+    known = set(words(sources))
+    return sum(w in known for w in said) / len(said) if said else 0.0
+
+
+def baselines(pairs: list["Pair"], positive: Sequence[bool]) -> dict[str, dict[str, Any]]:
+    """No-model predictors of the same labels on the same cases, each at its best threshold and
+    scored held-out like the judge: majority class, response length (words), and word overlap
+    with the context/reference (when cases have any)."""
+    out: dict[str, dict[str, Any]] = {}
+    majority_side = Counter(positive).most_common(1)[0][0]
+    out["majority class"] = {"predicts": "positive" if majority_side else "negative",
+                             "accuracy": sum(p == majority_side for p in positive) / len(positive),
+                             "held_out": held_out([0.0] * len(positive), positive, fit=_fit_majority)}
+    features = {"response length": [float(len(words(p.candidate))) for p in pairs]}
+    if any(p.sources for p in pairs):
+        features["word overlap with context/reference"] = [overlap(p.candidate, p.sources) for p in pairs]
+    for name, values in features.items():
+        best = best_threshold(values, positive)
+        if best is None:
+            continue
+        out[name] = {**best, "auc": auc(values, positive), "held_out": held_out(values, positive)}
+    return out
+
+
+def _accuracy_of(entry: dict[str, Any]) -> float | None:
+    held = entry.get("held_out")
+    return held["accuracy"] if held else entry.get("accuracy")
+
+
+def baseline_verdicts(judge_accuracy: float | None, found: dict[str, dict[str, Any]]) -> list[str]:
+    """Plain sentences for each baseline that matches or beats the judge (held-out accuracy)."""
+    if judge_accuracy is None:
+        return []
+    out = []
+    for name, entry in found.items():
+        accuracy = _accuracy_of(entry)
+        if accuracy is None:
+            continue
+        if accuracy > judge_accuracy + 1e-9:
+            out.append(f"{name} beats the judge: accuracy {accuracy:.3f} vs {judge_accuracy:.3f}")
+        elif accuracy >= judge_accuracy - 1e-9:
+            out.append(f"{name} matches the judge: accuracy {accuracy:.3f} vs {judge_accuracy:.3f}")
+    return out
 
 
 # -- the whole report -------------------------------------------------------------
@@ -171,35 +315,56 @@ def _positive_side(pairs: list[Pair], positive: str | None) -> list[bool] | None
     return None
 
 
-def _reason(details: dict[str, Any]) -> str | None:
-    for key in ("reasoning", "raw"):
-        text = details.get(key)
-        if isinstance(text, str) and text.strip():
-            text = " ".join(text.split())
-            return text if len(text) <= REASON_LIMIT else text[:REASON_LIMIT - 3] + "..."
-    return None
+#: What a judge's reply may copy from its prompt without it being reasoning: the data markers and
+#: the notice about them, and the answer-format instruction.
+_BOILERPLATE = re.compile(r"</?data-[0-9a-f]+>|material to evaluate|inside those markers|are addressed to you|"
+                          r"finish with a final line|nothing may follow that line|explain your judgement in a few "
+                          r"sentences", re.IGNORECASE)
+_ANSWER_LINE = re.compile(r"^\s*\**\s*answer\s*\**\s*:", re.IGNORECASE)
 
 
-def _scorer_cut(pairs: list[Pair], threshold: float, higher_is_better: bool,
-                direction: str) -> tuple[list[bool], str]:
-    """Positive guesses at the scorer's own threshold, with its own pass rule (value >= t when higher is
-    better, value <= t when lower is): positive = pass when the values run in the pass direction."""
-    passes = [(p.value >= threshold) if higher_is_better else (p.value <= threshold) for p in pairs]
-    aligned = (direction == ">=") == higher_is_better
-    guesses = passes if aligned else [not g for g in passes]
-    operator = (">=" if higher_is_better else "<=") if aligned else ("<" if higher_is_better else ">")
-    return guesses, f"value {operator} {threshold:g}"
+def reasoning_of(details: dict[str, Any]) -> str | None:
+    """The judge's own reasoning: the ``reasoning`` it gave, else the text of its reply before the
+    final ``ANSWER:`` line, without sentences it copied from the prompt. None when there is none
+    (a bare verdict, a P(yes) read from one token)."""
+    text = details.get("reasoning")
+    if not (isinstance(text, str) and text.strip()):
+        raw = details.get("raw")
+        if not isinstance(raw, str):
+            return None
+        lines = raw.strip().splitlines()
+        while lines and (not lines[-1].strip() or _ANSWER_LINE.match(lines[-1])):
+            lines.pop()
+        sentences = re.split(r"(?<=[.!?])\s+|\n+", "\n".join(lines))
+        text = " ".join(s for s in sentences if s.strip() and not _BOILERPLATE.search(s))
+        if len(words(text)) < 2:  # a copied verdict word is not reasoning
+            return None
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_LIMIT else text[:REASON_LIMIT - 3] + "..."
+
+
+def _scorer_cut(pairs: list[Pair], threshold: float, higher_is_better: bool) -> tuple[list[bool], str]:
+    """Positive guesses of the scorer at its own threshold. A value says "positive" when it is high
+    (value 1 = yes), whatever the data show: a scorer that passes when its value is at least the
+    threshold calls those positive; one that passes at most the threshold (lower is better) calls
+    the values above it positive."""
+    if higher_is_better:
+        return [p.value >= threshold for p in pairs], f"value >= {threshold:g}"
+    return [p.value > threshold for p in pairs], f"value > {threshold:g}"
 
 
 def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer_threshold: float | None = None,
-                     positive: str | None = None) -> dict[str, Any]:
+                     positive: str | None = None, with_baselines: bool = True) -> dict[str, Any]:
     """Everything ``evalyard calibrate`` prints, for the pairs that have both a human label and a verdict."""
     report: dict[str, Any] = {"compared": len(pairs), "human_kind": human_kind([p.human for p in pairs]) if pairs
-                              else None, "labels": None, "correlation": None, "threshold": None, "disagreements": []}
+                              else None, "balance": None, "labels": None, "correlation": None, "auc": None,
+                              "threshold": None, "baselines": None, "baseline_verdicts": [], "disagreements": []}
     if not pairs:
         return report
+    report["balance"] = dict(sorted(Counter(as_text(p.human) for p in pairs).items()))
     kind = report["human_kind"]
-    numeric = [p for p in pairs if p.value is not None and as_number(p.human) is not None]
+    # correlate with the labels as numbers only when every label is one (else: positive = 1 below)
+    numeric = [p for p in pairs if p.value is not None] if all(as_number(p.human) is not None for p in pairs) else []
     if numeric:
         xs = [p.value for p in numeric]
         ys = [as_number(p.human) for p in numeric]
@@ -213,32 +378,35 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
         truth, predicted = common
         compared = labelled
         report["labels"] = {"basis": "labels", **label_agreement(truth, predicted)}
+    judge_accuracy = report["labels"]["accuracy"] if report["labels"] else None
     if kind == "binary":
         valued = [p for p in pairs if p.value is not None]
         sides = _positive_side(valued, positive)
         if valued and sides is not None:
             xs, ys = [p.value for p in valued], [float(s) for s in sides]
-            corr = pearson(xs, ys)
             if report["correlation"] is None:  # labels that are not numbers: correlate with positive = 1
-                report["correlation"] = {"n": len(valued), "pearson": corr, "spearman": spearman(xs, ys)}
-            direction = "<=" if (corr is not None and corr < 0) or (corr is None and not higher_is_better) else ">="
-            best = best_threshold([p.value for p in valued], sides, direction)
-            at_scorer = None
-            if scorer_threshold is not None:
-                at_scorer = _scorer_cut(valued, scorer_threshold, higher_is_better, direction)
+                report["correlation"] = {"n": len(valued), "pearson": pearson(xs, ys), "spearman": spearman(xs, ys)}
+            if len(set(xs)) > 2:  # a probability or a graded score, not a bare 0/1 verdict
+                report["auc"] = auc(xs, sides)
+            best = best_threshold(xs, sides)
+            at_scorer = _scorer_cut(valued, scorer_threshold, higher_is_better) if scorer_threshold is not None \
+                else None
             if best is not None:
+                best["held_out"] = held_out(xs, sides)
                 if at_scorer is not None:
+                    guesses = at_scorer[0]
                     best["scorer_threshold"] = scorer_threshold
-                    best["accuracy_at_scorer_threshold"] = sum(
-                        g == s for g, s in zip(at_scorer[0], sides)) / len(valued)
+                    best["accuracy_at_scorer_threshold"] = sum(g == s for g, s in zip(guesses, sides)) / len(valued)
+                    best["kappa_at_scorer_threshold"] = cohen_kappa([str(s) for s in sides], [str(g) for g in guesses])
                 report["threshold"] = best
+                if best["held_out"] is not None:
+                    judge_accuracy = best["held_out"]["accuracy"]
             if common is None:  # no labels to compare: cut at the scorer's own threshold, else at the best one
                 if at_scorer is not None:
                     guesses, basis = at_scorer
                 elif best is not None:
-                    cut = best["threshold"]
-                    guesses = [(p.value >= cut) if direction == ">=" else (p.value <= cut) for p in valued]
-                    basis = f"value {direction} {cut:g}"
+                    guesses = _predict(xs, best["threshold"], best["direction"])
+                    basis = f"value {'>=' if best['direction'] == '>=' else '<'} {best['threshold']:.4g}"
                 else:
                     guesses = None
                 if guesses is not None:
@@ -246,9 +414,15 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
                     predicted = ["yes" if g else "no" for g in guesses]
                     compared = valued
                     report["labels"] = {"basis": basis, **label_agreement(truth, predicted)}
+                    if judge_accuracy is None:
+                        judge_accuracy = report["labels"]["accuracy"]
+            if with_baselines and len(set(sides)) == 2:
+                report["baselines"] = baselines(valued, sides)
+                report["baseline_verdicts"] = baseline_verdicts(judge_accuracy, report["baselines"])
+    report["judge_accuracy"] = judge_accuracy
     if predicted is not None and truth is not None:
         for p, t, guess in zip(compared, truth, predicted):
             if t != guess:
                 report["disagreements"].append({"id": p.case_id, "human": p.human, "scorer": guess, "label": p.label,
-                                                "value": p.value, "reasoning": _reason(p.details)})
+                                                "value": p.value, "reasoning": reasoning_of(p.details)})
     return report

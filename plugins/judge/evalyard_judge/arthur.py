@@ -14,9 +14,9 @@ import asyncio
 import dataclasses
 from typing import Any, ClassVar
 
-from evalyard import Case, Score
+from evalyard import Case, JudgeError, Score, Usage
 
-from .base import JudgeScorer, StepFailed, merge_usage
+from .base import JudgeScorer
 from .templates import template_name
 
 class QACorrectness(JudgeScorer):
@@ -46,7 +46,7 @@ class SummaryQuality(JudgeScorer):
 
     async def ascore(self, case: Case) -> Score:
         swapped = dataclasses.replace(case, candidate=case.reference, reference=case.candidate)
-        judged = await asyncio.gather(JudgeScorer.ascore(self, case), JudgeScorer.ascore(self, swapped))
+        judged = await asyncio.gather(self.judge(case), self.judge(swapped))
         verdicts = []
         for (order, candidate_first), score in zip(ORDERS, judged):
             verdict: dict[str, Any] = {"order": order, "answer": score.label}
@@ -58,12 +58,11 @@ class SummaryQuality(JudgeScorer):
                 verdict["error"] = score.error
             verdict["details"] = score.details
             verdicts.append(verdict)
-        usage = merge_usage(*(s.usage for s in judged))
+        usage = judged[0].usage + judged[1].usage
         failed = [v for v in verdicts if "error" in v]
         if failed:
-            failure = Score.failure("; ".join(f"{v['order']}: {v['error']}" for v in failed), verdicts=verdicts)
-            failure.usage = usage
-            return failure
+            raise JudgeError("; ".join(f"{v['order']}: {v['error']}" for v in failed),
+                             details={"verdicts": verdicts}, usage=usage)
         value = (verdicts[0]["candidate_value"] + verdicts[1]["candidate_value"]) / 2
         winners = [v["winner"] for v in verdicts]
         agreement = winners[0] == winners[1]
@@ -77,7 +76,7 @@ class SummaryQuality(JudgeScorer):
             label = "inconsistent"
         details = {"verdicts": verdicts, "agreement": agreement, "winners": winners,
                    "position_bias": set(winners) == {"candidate", "reference"}}
-        return Score(value=value, label=label, details=details, usage=usage)
+        return Score(value=value, label=label, details=details, usage=usage.to_dict())
 
 
 def _winner(answer: str | None, candidate_first: bool) -> str:
@@ -85,6 +84,17 @@ def _winner(answer: str | None, candidate_first: bool) -> str:
         return "tie"
     first_won = answer == "first"
     return "candidate" if first_won == candidate_first else "reference"
+
+
+class Pairwise(SummaryQuality):
+    """The general pairwise judge: two responses to one input, judged in both orders. ``evalyard
+    compare BASE NEW --judge pairwise`` gives it NEW's response as the candidate and BASE's as the
+    reference; in a suite of your own, the reference is the response to compare against."""
+
+    name = "pairwise"
+    description = ("Pairwise: is the candidate a better response to the input than the reference (another "
+                   "response)? Judged twice with the positions swapped: win 1, tie 0.5, loss 0, averaged.")
+    template_name = template_name("pairwise")
 
 
 class Hallucination(JudgeScorer):
@@ -106,17 +116,14 @@ class Hallucination(JudgeScorer):
         return data
 
     async def ascore(self, case: Case) -> Score:
-        try:
-            found, split_usage = await self.ask_json(self.claims_template, "claims", case)
-        except StepFailed as exc:
-            return Score.failure(str(exc), **exc.details)
+        found, split_usage = await self.step(self.claims_template, "claims", case)
         claims = [c.strip() for c in found if isinstance(c, str) and c.strip()]
         if not claims:
-            return Score(value=0.0, label="no_hallucination", usage=split_usage,
+            return Score(value=0.0, label="no_hallucination", usage=split_usage.to_dict(),
                          details={"claims": [], "unsupported": 0, "unsupported_share": None,
                                   "note": "the judge found no factual claim in the response"})
         checks = await asyncio.gather(*(
-            JudgeScorer.ascore(self, Case(id=f"{case.id}#claim{n}", candidate=claim, context=list(case.context)))
+            self.judge(Case(id=f"{case.id}#claim{n}", candidate=claim, context=list(case.context)))
             for n, claim in enumerate(claims, 1)))
         verdicts = []
         for claim, check in zip(claims, checks):
@@ -130,7 +137,7 @@ class Hallucination(JudgeScorer):
                 if key in check.details:
                     verdict[key] = check.details[key]
             verdicts.append(verdict)
-        usage = merge_usage(split_usage, *(c.usage for c in checks))
+        usage = sum((c.usage for c in checks), split_usage)
         checked = [v for v in verdicts if "error" not in v]
         unsupported = [v for v in checked if not v["supported"]]
         details = {"claims": verdicts, "unsupported": len(unsupported), "checked": len(checked),
@@ -139,13 +146,11 @@ class Hallucination(JudgeScorer):
             details["unchecked"] = len(verdicts) - len(checked)
             if not unsupported:  # an unchecked claim could be the unsupported one: no verdict
                 first = next(v["error"] for v in verdicts if "error" in v)
-                failure = Score.failure(f"{details['unchecked']} of {len(verdicts)} claims could not be checked: "
-                                        f"{first}", **details)
-                failure.usage = usage
-                return failure
+                raise JudgeError(f"{details['unchecked']} of {len(verdicts)} claims could not be checked: {first}",
+                                 details=details, usage=usage)
         value = 1.0 if unsupported else 0.0
         return Score(value=value, label="hallucination" if unsupported else "no_hallucination", details=details,
-                     usage=usage)
+                     usage=usage.to_dict())
 
 
-SCORERS = (QACorrectness, SummaryQuality, Hallucination)
+SCORERS = (QACorrectness, SummaryQuality, Pairwise, Hallucination)

@@ -39,8 +39,41 @@ def _run_scorer(run: Any, scorer: str | None) -> dict[str, Any]:
     raise click.UsageError(f"run {run.id} has no scorer {scorer!r} (it has: {names})")
 
 
+def _scorer_instance(app: Any, entry: dict[str, Any]) -> Any:
+    """The run's scorer, to ask it for the value calibration should use (its stored config, else defaults)."""
+    try:
+        cls = app.registry.scorers.entry(entry.get("qualified") or entry["name"]).obj
+    except Exception:  # a scorer no longer installed: its stored values still calibrate
+        return None
+    try:
+        return cls(cls.make_config(entry.get("config") or {}))
+    except Exception:
+        return cls()
+
+
+def _value_source(scorer: Any, asked: str) -> str:
+    """``auto``: the scorer's ``calibration_value`` when it defines one, else its value."""
+    if asked != "auto":
+        return asked
+    from evalyard import Scorer
+
+    if scorer is not None and type(scorer).calibration_value is not Scorer.calibration_value:
+        return "calibration_value"
+    return "value"
+
+
+def _file_hash(path: str) -> str:
+    import hashlib
+
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
 def calibration(app: Any, data: str, *, run_ref: str | None, scorer: str | None, label_field: str,
-                positive: str | None, judge_model: str | None, db: str | None, concurrency: int) -> dict[str, Any]:
+                positive: str | None, judge_model: str | None, db: str | None, concurrency: int,
+                value: str = "auto", with_baselines: bool = True) -> dict[str, Any]:
+    from evalyard import Score
+
     from .agreement import Pair, agreement_report
 
     suite, _ = app.load_suite(data)
@@ -58,7 +91,14 @@ def calibration(app: Any, data: str, *, run_ref: str | None, scorer: str | None,
     store = app.open_store(db)
     run = store.get_run(run_ref)
     entry = _run_scorer(run, scorer)
+    instance = _scorer_instance(app, entry)
+    source = _value_source(instance, value)
+    if source == "calibration_value" and instance is None:
+        raise click.UsageError(f"scorer {entry['name']!r} is not installed: calibrate on --value value or details.KEY")
+    from evalyard import source_value
+
     results = {r.case_id: r for r in store.results(run.id, entry["name"])}
+    cases = {c.id: c for c in store.run_cases(run)}
     pairs, skipped = [], {"no_human_label": 0, "no_result": 0, "scorer_error": 0, "no_verdict": 0}
     for case in suite.cases:
         human = labels[case.id]
@@ -69,17 +109,56 @@ def calibration(app: Any, data: str, *, run_ref: str | None, scorer: str | None,
             skipped["no_result"] += 1
         elif row.error is not None:
             skipped["scorer_error"] += 1
-        elif row.value is None and row.label is None:
-            skipped["no_verdict"] += 1
         else:
-            pairs.append(Pair(case.id, human, row.value, row.label, row.details or {}))
+            number = source_value(instance, Score(value=row.value, label=row.label, details=row.details or {}), source)
+            if number is None and row.label is None:
+                skipped["no_verdict"] += 1
+                continue
+            scored = cases.get(case.id, case)
+            sources = "\n".join([*(scored.context or []), scored.reference or ""]).strip()
+            pairs.append(Pair(case.id, human, number, row.label, row.details or {}, candidate=scored.candidate,
+                              sources=sources or None))
     if not pairs:
         raise InputError(f"no case has both a human label and a verdict of {entry['name']} in run {run.id} "
                          f"(skipped: {', '.join(f'{k}={v}' for k, v in skipped.items() if v)})", path=data)
     report = agreement_report(pairs, higher_is_better=entry.get("higher_is_better", True),
-                              scorer_threshold=entry.get("threshold"), positive=positive)
-    return {"data": data, "label_field": label_field, "run_id": run.id, "scorer": entry["name"],
-            "cases": len(suite.cases), "skipped": skipped, **report}
+                              scorer_threshold=_number_or_none(entry.get("threshold")), positive=positive,
+                              with_baselines=with_baselines)
+    out = {"data": data, "data_hash": _file_hash(data), "label_field": label_field, "positive": positive,
+           "run_id": run.id, "scorer": entry["name"], "qualified": entry.get("qualified"),
+           "fingerprint": entry.get("fingerprint"), "fingerprint_data": entry.get("fingerprint_data"),
+           "value": source, "cases": len(suite.cases), "skipped": skipped, **report}
+    out["summary"] = summary(out)
+    return out
+
+
+def _number_or_none(value: Any) -> float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def summary(report: dict[str, Any]) -> dict[str, Any]:
+    """What a run shows of a saved calibration (the keys ``evalyard.calibration`` documents)."""
+    labels = report["labels"] or {}
+    best = report["threshold"] or {}
+    return {"n": labels.get("n", report["compared"]), "accuracy": labels.get("accuracy"),
+            "kappa": labels.get("kappa"), "basis": labels.get("basis"), "threshold": best.get("threshold"),
+            "direction": best.get("direction"), "held_out": best.get("held_out"), "value": report["value"],
+            "auc": report["auc"], "data": report["data"], "data_hash": report["data_hash"],
+            "labels": report["label_field"], "positive": report["positive"], "balance": report["balance"]}
+
+
+def save_calibration(app: Any, report: dict[str, Any], db: str | None) -> int:
+    if not report.get("fingerprint"):
+        raise InputError(f"run {report['run_id']} stored no fingerprint for {report['scorer']} (a run made before "
+                         f"fingerprints): calibrate with --scorer to score the cases again")
+    if report["labels"] is None and report["threshold"] is None:
+        raise InputError(f"nothing to save: the human labels in {report['label_field']} and the verdicts of "
+                         f"{report['scorer']} could not be compared (name the positive label with --positive)",
+                         path=report["data"])
+    store = app.open_store(db)
+    return store.save_calibration(fingerprint=report["fingerprint"], scorer=report.get("qualified") or report["scorer"],
+                                  data_path=report["data"], data_hash=report["data_hash"], run_id=report["run_id"],
+                                  n=report["summary"]["n"], report=report)
 
 
 def _fmt(value: Any) -> str:
@@ -90,13 +169,25 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _held(held: dict[str, Any] | None) -> str:
+    if not held:
+        return "held out: too few cases of one label for cross-validation"
+    return f"held out ({held['method']}): accuracy {_fmt(held['accuracy'])}, kappa {_fmt(held['kappa'])}"
+
+
+def _rule(best: dict[str, Any]) -> str:
+    return f"value {'>=' if best['direction'] == '>=' else '<'} {best['threshold']:.4g}"
+
+
 def render_text(report: dict[str, Any], show: int) -> str:
-    from evalyard.cli.options import table
+    from evalyard import table
 
     skipped = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report["skipped"].items() if v)
-    lines = [f"{report['scorer']} vs {report['label_field']} (run {report['run_id']}): {report['cases']} cases, "
+    value = "" if report["value"] == "value" else f", on {report['value']}"
+    lines = [f"{report['scorer']} vs {report['label_field']} (run {report['run_id']}{value}): {report['cases']} cases, "
              f"{report['compared']} compared" + (f" (skipped: {skipped})" if skipped else ""),
-             f"human labels: {report['human_kind']}"]
+             f"human labels: {report['human_kind']} ("
+             + ", ".join(f"{k} {v}" for k, v in (report["balance"] or {}).items()) + ")"]
     agreement = report["labels"]
     if agreement:
         lines.append(f"accuracy {_fmt(agreement['accuracy'])}   Cohen's kappa {_fmt(agreement['kappa'])}   "
@@ -104,15 +195,29 @@ def render_text(report: dict[str, Any], show: int) -> str:
     correlation = report["correlation"]
     if correlation:
         lines.append(f"Spearman {_fmt(correlation['spearman'])}   Pearson {_fmt(correlation['pearson'])}   "
-                     f"(n={correlation['n']})")
+                     f"(n={correlation['n']})" + (f"   AUC {_fmt(report['auc'])}" if report["auc"] is not None else ""))
     best = report["threshold"]
     if best:
-        text = (f"best threshold: value {best['direction']} {best['threshold']:g} -> accuracy "
-                f"{_fmt(best['accuracy'])}, kappa {_fmt(best['kappa'])}")
-        if "scorer_threshold" in best:
-            text += (f" (the scorer's threshold {best['scorer_threshold']:g}: accuracy "
-                     f"{_fmt(best['accuracy_at_scorer_threshold'])})")
+        text = (f"fitted threshold: {_rule(best)} -> accuracy {_fmt(best['accuracy'])}, kappa {_fmt(best['kappa'])} "
+                f"on the cases it was fitted on; {_held(best['held_out'])}")
+        if best["direction"] == "<=":
+            text += " (the values run against the labels)"
         lines.append(text)
+        if "scorer_threshold" in best:
+            lines.append(f"at the scorer's own threshold {best['scorer_threshold']:g}: accuracy "
+                         f"{_fmt(best['accuracy_at_scorer_threshold'])}, kappa {_fmt(best['kappa_at_scorer_threshold'])}")
+    found = report.get("baselines")
+    if found:
+        rows = []
+        for name, entry in found.items():
+            rule = f"always {entry['predicts']}" if "predicts" in entry else _rule(entry)
+            held = entry["held_out"] or {}
+            rows.append([name, rule, _fmt(entry["accuracy"]), _fmt(held.get("accuracy")), _fmt(held.get("kappa"))])
+        rows.append(["the judge", "", "", _fmt(report["judge_accuracy"]), ""])
+        lines += ["", "baselines (no model; thresholds fitted and scored like the judge's)",
+                  table(["predictor", "rule", "accuracy (fitted)", "accuracy (held out)", "kappa (held out)"], rows)]
+        verdicts = report["baseline_verdicts"]
+        lines += [f"WARNING: {v}" for v in verdicts] or ["no baseline matches the judge"]
     if agreement:
         labels = agreement["confusion"]["labels"]
         rows = [[f"human {label}"] + row for label, row in zip(labels, agreement["confusion"]["matrix"])]
@@ -120,9 +225,13 @@ def render_text(report: dict[str, Any], show: int) -> str:
     disagreements = report["disagreements"]
     if disagreements:
         lines += ["", f"disagreements: {len(disagreements)}" + (f" (first {show})" if len(disagreements) > show else "")]
-        rows = [[d["id"], d["human"], d["scorer"], _fmt(d["value"]), (d["reasoning"] or "-")[:70]]
+        rows = [[d["id"], d["human"], d["scorer"], _fmt(d["value"]), (d["reasoning"] or "no reasoning")[:70]]
                 for d in disagreements[:show]]
         lines.append(table(["case", "human", "scorer", "value", "reasoning"], rows))
+    if report.get("saved"):
+        lines += ["", f"saved calibration {report['saved']} for {report['scorer']} (fingerprint {report['fingerprint']}): "
+                      f"runs of this judge show its agreement; `threshold: calibrated` or `evalyard run --calibrated` "
+                      f"uses the fitted threshold"]
     return "\n".join(lines)
 
 
@@ -142,28 +251,40 @@ def render_text(report: dict[str, Any], show: int) -> str:
 @click.option("--concurrency", "-j", default=4, show_default=True, type=click.IntRange(1, 1024))
 @click.option("--show", default=SHOWN_DISAGREEMENTS, show_default=True, type=click.IntRange(0),
               help="How many disagreeing cases to print (all of them are in --json).")
+@click.option("--value", "value", default="auto", show_default=True, metavar="SOURCE",
+              help="What to fit the threshold on: value, details.KEY, or auto (the scorer's calibration value, such "
+                   "as a judge's P(yes) kept in its details, else its value).")
+@click.option("--baselines/--no-baselines", default=True, show_default=True,
+              help="Also score the cases with no-model predictors (majority class, response length, word overlap "
+                   "with the context/reference) and say when one matches or beats the judge.")
+@click.option("--save", is_flag=True, help="Keep this calibration in the database under the judge's fingerprint: "
+                                           "its runs show the agreement and can use the threshold.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.option("--db", "db_url", envvar="EVALYARD_DB", metavar="URL", help="Database (default: evalyard.db in the "
                                                                         "data directory).")
 def calibrate_command(data, run_ref, scorer, label_field, positive, judge_model, prompts_dirs, concurrency, show,
-                      as_json, db_url):
+                      value, baselines, save, as_json, db_url):
     """How well a scorer agrees with human labels on DATA: accuracy, Cohen's kappa, Spearman and
-    Pearson, a confusion matrix, the best threshold for a numeric scorer against binary labels,
-    and the cases where they disagree.
+    Pearson, AUC, a confusion matrix, the best threshold for a numeric scorer against binary labels
+    (with its accuracy on held-out folds), no-model baselines, and the cases where they disagree.
 
     \b
     evalyard calibrate examples/calibrate.jsonl --scorer contains
     evalyard calibrate labelled.jsonl --run RUN_ID --scorer qa_correctness --json
+    evalyard calibrate labelled.jsonl -s criteria/correctness:logprobs=true --save
     """
-    from evalyard.cli.options import current_app, echo_json
+    from evalyard import current_app, echo_json
 
     try:
         app = current_app()
         app.use_prompt_dirs(prompts_dirs)
         report = calibration(app, data, run_ref=run_ref, scorer=scorer, label_field=label_field, positive=positive,
-                             judge_model=judge_model, db=db_url, concurrency=concurrency)
+                             judge_model=judge_model, db=db_url, concurrency=concurrency, value=value,
+                             with_baselines=baselines)
+        if save:
+            report["saved"] = save_calibration(app, report, db_url)
     except click.UsageError as exc:  # one line and exit 2, like the core's bad-usage errors
-        from evalyard.cli.options import CLIError
+        from evalyard import CLIError
 
         raise CLIError(exc.message) from None
     if as_json:

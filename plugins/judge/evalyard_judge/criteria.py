@@ -19,8 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, make_dataclass
 from typing import Any, ClassVar
 
-from evalyard import Case, Score, hookimpl
-from evalyard.prompting import PromptScorer
+from evalyard import Case, PromptScorer, Score, hookimpl
 
 from .base import JudgeScorer
 from .templates import template_name

@@ -20,10 +20,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from evalyard import Case, Score
-from evalyard.prompting import PromptScorer
+from evalyard import Case, JudgeError, PromptScorer, Score, Usage
 
-from .base import JudgeScorer, StepFailed, merge_usage
+from .base import JudgeScorer
 from .templates import template_name
 
 EPSILON = 1e-10
@@ -88,31 +87,29 @@ class SummarizationScore(JudgeScorer):
         return _combine_samples(runs)
 
     async def _one_sample(self, case: Case, text: str, summary: str, sample: int) -> Score:
-        usages: list[dict[str, Any]] = []
         details: dict[str, Any] = {"len_text": len(text), "len_summary": len(summary)}
         conciseness = conciseness_score(text, summary)
         details["conciseness_score"] = conciseness
         try:
-            keyphrases = await self._ask("summarization_keyphrases", "keyphrases",
-                                         Case(id=case.id, context=list(case.context)), sample, usages)
-            details["keyphrases"] = keyphrases
-            questions = await self._ask("summarization_questions", "questions",
-                                        Case(id=case.id, context=list(case.context),
-                                             metadata={"keyphrases": keyphrases}), sample, usages)
-            details["questions"] = questions
+            keyphrases, usage = await self.step("summarization_keyphrases", "keyphrases",
+                                                Case(id=case.id, context=list(case.context)), sample)
+            details["keyphrases"] = keyphrases = list(keyphrases)
+            questions, usage = await self.step("summarization_questions", "questions",
+                                               Case(id=case.id, context=list(case.context),
+                                                    metadata={"keyphrases": keyphrases}), sample, usage)
+            details["questions"] = questions = list(questions)
             if not questions:
-                raise StepFailed("the judge wrote no questions from the text, so there is nothing to score "
-                                 "(ragas divides by zero here)")
-            answers = await self._ask("summarization_answers", "answers",
-                                      Case(id=case.id, candidate=summary, metadata={"questions": questions}),
-                                      sample, usages)
-            details["answers"] = answers
+                raise JudgeError("the judge wrote no questions from the text, so there is nothing to score "
+                                 "(ragas divides by zero here)", usage=usage)
+            answers, usage = await self.step("summarization_answers", "answers",
+                                             Case(id=case.id, candidate=summary, metadata={"questions": questions}),
+                                             sample, usage)
+            details["answers"] = answers = list(answers)
             if not answers:
-                raise StepFailed("the judge gave no answers to the questions (ragas divides by zero here)")
-        except StepFailed as exc:
-            failure = Score.failure(str(exc), **details, **exc.details)
-            failure.usage = merge_usage(*usages)
-            return failure
+                raise JudgeError("the judge gave no answers to the questions (ragas divides by zero here)",
+                                 usage=usage)
+        except JudgeError as exc:
+            return Score.failure(exc, **details)
         if len(answers) != len(questions):
             details["answer_count_mismatch"] = {"questions": len(questions), "answers": len(answers)}
         malformed = [a for a in answers if a not in ("0", "1")]
@@ -124,16 +121,11 @@ class SummarizationScore(JudgeScorer):
         details.update(coeff=config.coeff, length_penalty=config.length_penalty, compat=config.compat)
         value = combined_score(qa, conciseness, coeff=config.coeff, length_penalty=config.length_penalty,
                                compat=config.compat)
-        return Score(value=value, details=details, usage=merge_usage(*usages))
-
-    async def _ask(self, stem: str, key: str, case: Case, sample: int, usages: list[dict[str, Any]]) -> list[str]:
-        value, usage = await self.ask_json(stem, key, case, sample)
-        usages.append(usage)
-        return list(value)
+        return Score(value=value, details=details, usage=usage.to_dict())
 
 
 def _combine_samples(runs: list[Score]) -> Score:
-    usage = merge_usage(*(r.usage for r in runs))
+    usage = sum((Usage.from_dict(r.usage) for r in runs), Usage()).to_dict()
     good = [r for r in runs if r.error is None]
     samples = [{"sample": n, "value": r.value, "error": r.error, **r.details} for n, r in enumerate(runs)]
     if not good:

@@ -35,7 +35,9 @@ def _import_nltk() -> Any | None:
 
     # nltk reads NLTK_DATA only when it is first imported; honour a value set
     # later in the process (tests, notebooks) by putting it first, as nltk would.
-    entries = [p for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+    from evalyard import Settings
+
+    entries = [p for p in (Settings.variable("NLTK_DATA") or "").split(os.pathsep) if p]
     for entry in reversed(entries):
         if entry not in nltk.data.path:
             nltk.data.path.insert(0, entry)

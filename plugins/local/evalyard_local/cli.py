@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from evalyard.cli.prompts import OneLineErrors
+from evalyard import OneLineErrors
 
 
 def _directory(ctx: click.Context) -> Path:
@@ -19,7 +19,7 @@ def _directory(ctx: click.Context) -> Path:
 
 
 def _model(name: str) -> Any:
-    from evalyard.errors import UnknownNameError
+    from evalyard import UnknownNameError
 
     from .catalogue import CATALOGUE, lookup
 

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from evalyard import ConfigError
-from evalyard.settings import Settings
+from evalyard import ConfigError, Settings
 
 from .catalogue import CATALOGUE, NamedModel
 

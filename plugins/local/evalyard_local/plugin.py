@@ -5,7 +5,7 @@ from litellm or llama.cpp until a local model is called) and adds ``evalyard mod
 """
 
 from evalyard import hookimpl
-from evalyard.models import add_custom_provider
+from evalyard import add_custom_provider
 
 from .provider import LocalProvider
 

@@ -37,7 +37,7 @@ GGUF_MAGIC = b"GGUF"
 
 
 def _litellm() -> Any:
-    from evalyard.models.providers import load_litellm
+    from evalyard import load_litellm
 
     return load_litellm()
 
@@ -164,8 +164,10 @@ class LocalProvider:
 
     def capabilities(self, model: str) -> dict[str, Any]:
         """What the model layer should assume for ``model`` (``local/NAME``) when settings say nothing:
-        constrained JSON and logprobs always; as many requests in flight as the server has slots."""
-        return {"supports_schema": True, "supports_logprobs": True,
+        constrained JSON and logprobs always; as many requests in flight as the server has slots; and
+        judges without reasoning unless a scorer asks for it (a small model's one-word answer is
+        readable and fast, its reasoning often never reaches a verdict)."""
+        return {"supports_schema": True, "supports_logprobs": True, "reasoning": False,
                 "concurrency": LoadSettings.resolve().n_parallel}
 
     def _loaded(self, model: str, settings: LoadSettings) -> Any:

@@ -19,6 +19,8 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from evalyard import Settings
+
 from .protocol import encode, read_frame
 
 # argv[1]: import paths, one per line; argv[2]: worker settings as JSON
@@ -75,7 +77,7 @@ class SandboxClient:
                    json.dumps(self.settings)]
         process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            close_fds=True, start_new_session=True, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            close_fds=True, start_new_session=True, env={"PATH": Settings.variable("PATH") or "/usr/bin:/bin"},
         )
         self._stderr_tail.clear()
         threading.Thread(target=self._drain_stderr, args=(process,), daemon=True,

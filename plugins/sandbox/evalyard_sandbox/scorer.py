@@ -95,8 +95,12 @@ class PythonUnitTesting(Scorer):
         super().__init__(config, **options)
         self._client = None
         self._client_lock = threading.Lock()
-        # Start the worker now, in the background: its start-up then overlaps the
-        # rest of the run's set-up (opening the database...). close() stops it.
+
+    def setup(self, runtime: Any) -> None:
+        # Start the worker when a run sets the scorer up (never in the constructor, so making a
+        # scorer has no side effect): its start-up then overlaps the rest of the run's set-up
+        # (opening the database...). close() stops it; a worker process that scores without a
+        # setup starts it on its first batch.
         try:
             self._sandbox().start()
         except OSError:
@@ -105,6 +109,10 @@ class PythonUnitTesting(Scorer):
     def required_fields(self) -> tuple[str, ...]:
         # Candidate code comes from ``candidate`` or ``metadata.samples``; checked per case in score_batch.
         return () if self.config.unit_tests else ("metadata.unit_tests",)
+
+    def resources(self) -> dict[str, float]:
+        # A worker on a cluster (evalyard-ray) runs `workers` programs at once: it asks for that many CPUs.
+        return {"cpu": self.config.workers} if self.config.workers else {}
 
     # -- the sandbox --------------------------------------------------------------
     def _sandbox(self):

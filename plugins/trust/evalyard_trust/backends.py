@@ -34,17 +34,20 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 
 
 class EntailmentError(Exception):
-    """An entailment call that produced no verdict (model failure, unreadable answer)."""
+    """An entailment call that produced no verdict (model failure, unreadable answer); ``usage``
+    holds the calls it made (an ``evalyard.Usage``, or None)."""
 
-    def __init__(self, message: str, **details: Any) -> None:
+    def __init__(self, message: str, usage: Any = None, **details: Any) -> None:
         super().__init__(message)
         self.details = details
+        self.usage = usage
 
 
 @dataclass
 class Entailment:
     entailed: int  # 1 or 0, as the TRUE model's "1" / anything else
     details: dict[str, Any] = field(default_factory=dict)
+    usage: Any = None  # the model calls behind the verdict (an ``evalyard.Usage``), None for none
 
 
 class LexicalEntailment:
@@ -99,43 +102,20 @@ class JudgeEntailment:
                 "note": self.approximation}
 
     async def entails(self, premise: str, hypothesis: str) -> Entailment:
-        from evalyard.models import CostLimitReached, ModelCallError, StructuredOutputError, p_yes
-        from evalyard.prompting.answers import AnswerError
+        from evalyard import ask
 
         pseudo_case = {"id": "entailment", "candidate": hypothesis, "context": [premise]}
-        rendered = self.template.render(pseudo_case, reasoning=False, structured=self.answer == "structured")
-        params = dict(self.template.parameters)
-        params.setdefault("temperature", 0.0)
-        layer = self.runtime.models
-        shape = self.template.answer
-        details: dict[str, Any] = {}
-        try:
-            if self.answer == "structured":
-                answer = await layer.complete_json(self.model, rendered.messages, shape.answer_schema(False),
-                                                   params=params, template=self.template.name)
-                details.update(raw=answer.text[:self.raw_limit], cached=all(c.cached for c in answer.completions))
-                verdict = shape.read_object(answer.value)
-                return Entailment(int(verdict.value == 1.0), details)
-            completion = await layer.complete(self.model, rendered.messages, params=params,
-                                              logprobs=self.top_logprobs if self.answer == "logprobs" else None,
-                                              template=self.template.name)
-            details.update(raw=completion.text[:self.raw_limit], cached=completion.cached)
-            if self.answer == "logprobs":
-                probability = p_yes(completion.top_logprobs())
-                if probability is not None:
-                    details["p_yes"] = probability
-                    return Entailment(int(probability >= self.threshold), details)
-                details["logprobs"] = "unavailable: verdict read from the text answer"
-            verdict = shape.read_text(completion.text)
-            return Entailment(int(verdict.value == 1.0), details)
-        except CostLimitReached:
-            raise
-        except StructuredOutputError as exc:
-            raise EntailmentError(f"entailment judge: {exc}", raw=exc.raw[:self.raw_limit]) from None
-        except ModelCallError as exc:
-            raise EntailmentError(f"entailment judge: {exc}", status=exc.status, attempts=exc.attempts) from None
-        except AnswerError as exc:
-            raise EntailmentError(f"entailment judge: unreadable answer: {exc}", **details) from None
+        judgement = await ask(self.runtime.models, self.model, self.template, pseudo_case, reasoning=False,
+                              structured=self.answer == "structured", logprobs=self.answer == "logprobs")
+        details = {"raw": (judgement.raw or "")[:self.raw_limit]}
+        for key in ("p_yes", "logprobs", "repaired", "status", "attempts"):
+            if key in judgement.details:
+                details[key] = judgement.details[key]
+        if judgement.error is not None:
+            raise EntailmentError(f"entailment judge: {judgement.error}", judgement.usage, **details)
+        if "p_yes" in details:
+            return Entailment(int(details["p_yes"] >= self.threshold), details, judgement.usage)
+        return Entailment(int(judgement.value == 1.0), details, judgement.usage)
 
 
 _BACKENDS: dict[str, Callable[[Any, Any], Any]] = {}

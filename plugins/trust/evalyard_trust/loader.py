@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from evalyard import Case, InputError
+from evalyard import Case, InputError, check_unique_ids
 
 from .text import format_document
 
@@ -111,10 +111,10 @@ def _record_lines(text: str, count: int) -> list[int]:
 def load_trust_eval(path: str | Path, field_map: dict[str, str] | None = None):
     """A trust-eval file: one JSON document with a ``data`` list (or a bare list of records), or
     JSON Lines with one record per line (a ``.jsonl`` ending says so)."""
-    from evalyard.builtins import loaders as core
+    from evalyard import read_case_file
 
     path = str(path)
-    text = core.read_text(path)
+    text = read_case_file(path)
     if path.lower().endswith(".jsonl") or not text.lstrip().startswith(("{", "[")):
         return _load_lines(text, path, field_map or {})
     try:
@@ -136,19 +136,19 @@ def load_trust_eval(path: str | Path, field_map: dict[str, str] | None = None):
     cases = [case_from_record(r, path=path, line=line, index=i, field_map=field_map or {})
              for i, (r, line) in enumerate(zip(records, lines))]
     origins = [f"{path}:{line}" for line in lines]
-    core.check_unique_ids(cases, origins)
+    check_unique_ids(cases, origins)
     return cases, origins
 
 
 def _load_lines(text: str, path: str, field_map: dict[str, str]):
-    from evalyard.builtins import loaders as core
+    from evalyard import parse_case_json
 
     cases, origins = [], []
     for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        record = core.parse_json(line, path, n)
+        record = parse_case_json(line, path, n)
         cases.append(case_from_record(record, path=path, line=n, index=len(cases), field_map=field_map))
         origins.append(f"{path}:{n}")
-    core.check_unique_ids(cases, origins)
+    check_unique_ids(cases, origins)
     return cases, origins

@@ -9,12 +9,17 @@ stored details. Formulas follow trust-eval 0.1.5 (see the README's table); perce
 
 from __future__ import annotations
 
+import contextvars
 import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .text import (format_document, list_items, normalize, parse_citations, presence, remove_citations,
                    remove_citations_corrected)
+
+#: The usage of each entailment call made for the case being scored (set by the scorer per case;
+#: the concurrent calls of one case share its list), so a result records its model calls.
+CASE_USAGE: contextvars.ContextVar[list] = contextvars.ContextVar("trust_case_usage")
 
 MODES = ("em", "em5", "cm")
 
@@ -84,7 +89,9 @@ class Assessor:
             verdict = await self.backend.entails(premise, hypothesis)
         except EntailmentError as exc:
             exc.details = {**exc.details, "premise": premise, "hypothesis": hypothesis, "nli_calls_before": calls}
+            CASE_USAGE.get([]).append(exc.usage)
             raise
+        CASE_USAGE.get([]).append(getattr(verdict, "usage", None))
         calls.append({**about, "premise": premise, "hypothesis": hypothesis, "entailed": verdict.entailed,
                       **verdict.details})
         return verdict.entailed

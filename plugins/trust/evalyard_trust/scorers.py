@@ -8,14 +8,13 @@ call); ``aggregate`` recomputes the published corpus keys from those details.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from evalyard import Score, Scorer
+from evalyard import JudgeError, Score, Scorer, Settings, Usage
 
 from .backends import EntailmentError, LexicalEntailment, make_backend
-from .metrics import Assessor, Item, ItemError, corpus_metrics
+from .metrics import CASE_USAGE, Assessor, Item, ItemError, corpus_metrics
 from .refusal import REFUSAL_PHRASE, REFUSAL_THRESHOLD, refusal_detector
 from .text import SentenceSplitter
 
@@ -84,7 +83,7 @@ class TrustScorer(Scorer):
             # one) is no stand-in for the NLI model unless asked for with entailment=judge.
             runtime = self.runtime
             chosen = getattr(runtime, "chosen_judge_model", getattr(runtime, "judge_model", None))
-            judge = self.config.model or chosen or os.environ.get("EVALYARD_JUDGE_MODEL")
+            judge = self.config.model or chosen or (Settings.from_env().judge_model if runtime is None else None)
             name = "judge" if judge else "lexical"
             if name == "lexical":
                 log.warning("%s: no judge model configured, so entailment uses the deterministic lexical stub "
@@ -132,18 +131,36 @@ class TrustScorer(Scorer):
             item = item_from_case(case)
         except ItemError as exc:
             return Score.failure(f"case {case.id}: {exc}")
+        spent: list = []
+        CASE_USAGE.set(spent)
         try:
             facts = await self.assessor().assess(item)
         except ItemError as exc:
             return Score.failure(f"case {case.id}: {exc}")
         except EntailmentError as exc:
-            return Score.failure(str(exc), **exc.details)
+            return Score.failure(JudgeError(str(exc), details=exc.details, usage=_total(spent)))
         if self._backend is not None:
             facts["entailment"] = self._backend.name
-        return self.verdict(facts)
+        score = self.verdict(facts)
+        if score.usage is None:
+            score.usage = _total(spent)
+        return score
 
     def verdict(self, facts: dict[str, Any]) -> Score:
         raise NotImplementedError
+
+    def calibration_value(self, score: Score) -> float | None:
+        """The mean P(yes) of the judge's entailment calls behind this score (claims for correctness,
+        citation checks for citations), when the judge was read by logprobs: a graded value where
+        the score itself counts 0/1 verdicts. Otherwise the value."""
+        facts = score.details or {}
+        calls = []
+        if "correctness" in self.axes:
+            calls += (facts.get("cm") or {}).get("nli_calls") or []
+        if "citations" in self.axes:
+            calls += (facts.get("citations") or {}).get("nli_calls") or []
+        found = [c["p_yes"] for c in calls if isinstance(c.get("p_yes"), (int, float))]
+        return sum(found) / len(found) if found else score.value
 
     # -- the corpus -----------------------------------------------------------------------
     def aggregate(self, scores: list[Score]) -> dict[str, float]:
@@ -154,13 +171,19 @@ class TrustScorer(Scorer):
         return out
 
 
+def _total(spent: list) -> dict[str, Any] | None:
+    """The case's usage: its entailment calls' (None when no model was called)."""
+    return sum((u for u in spent if u is not None), Usage()).to_dict()
+
+
 def private_runtime(model: str | None) -> Any:
-    from evalyard.runtime import Runtime
+    from evalyard import Runtime
 
-    from .plugin import TEMPLATES
+    from pathlib import Path
 
-    templates = [(p.stem, p, "trust") for p in sorted(TEMPLATES.glob("*.jinja"))]
-    return Runtime(judge_model=model or os.environ.get("EVALYARD_JUDGE_MODEL"), plugin_templates=templates)
+    # The plugin's templates, read from its folder (not imported from plugin.py, which imports this module)
+    templates = [(p.stem, p, "trust") for p in sorted((Path(__file__).parent / "prompts").glob("*.jinja"))]
+    return Runtime(judge_model=model or Settings.from_env().judge_model, plugin_templates=templates)
 
 
 def item_from_case(case: Any) -> Item:

@@ -20,12 +20,13 @@ def score():
     """Score cases with a scorer instance on a fresh model layer (fast retries), on the layer's
     background loop (litellm wants one loop per process): ``score(scorer, *cases)``."""
     from evalyard.models import ModelLayer, RetryPolicy
+    from evalyard.testing import score_cases
 
     layer = ModelLayer(retry=RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01), seed=1)
 
     def score(scorer, *cases):
         scorer.models = layer
-        return layer.run_sync(scorer.ascore_batch(list(cases)))
+        return layer.run_sync(score_cases(scorer, cases))
 
     yield score
     layer.close()

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalyard.cli import cli
-from evalyard_judge.agreement import best_threshold, cohen_kappa, pearson, spearman
+from evalyard_judge.agreement import auc, best_threshold, cohen_kappa, folds, pearson, spearman
 from testutil import ROOT
 
 EXAMPLE = ROOT / "examples" / "calibrate.jsonl"
@@ -32,15 +32,30 @@ def test_statistics_match_scipy_and_sklearn():
         truth = [rng.choice("abc") for _ in range(30)]
         guess = [t if rng.random() < 0.6 else rng.choice("abc") for t in truth]
         assert cohen_kappa(truth, guess) == pytest.approx(metrics.cohen_kappa_score(truth, guess), abs=1e-12)
+        positive = [y > 0.5 for y in ys]
+        if len(set(positive)) == 2:
+            assert auc(xs, positive) == pytest.approx(metrics.roc_auc_score(positive, xs), abs=1e-12)
     assert cohen_kappa(["a", "a"], ["a", "a"]) is None  # undefined, not a made-up number
     assert pearson([1.0, 1.0, 1.0], [0.0, 1.0, 2.0]) is None
 
 
+def test_folds_are_stratified_and_need_two_of_each_label():
+    labels = [True] * 7 + [False] * 3
+    assigned = folds(labels)
+    assert max(assigned) + 1 == 3  # as many folds as the smaller label has cases
+    for fold in range(3):
+        assert sum(1 for a, p in zip(assigned, labels) if a == fold and not p) == 1
+    assert folds([True, True, True, False]) is None
+
+
 def test_best_threshold_separates_and_keeps_the_direction():
     values = [0.1, 0.2, 0.4, 0.6, 0.7, 0.9]
+    # cuts sit between neighbouring values, so a fitted threshold reads the same with >= and >
     assert best_threshold(values, [False, False, False, True, True, True], ">=") == {
-        "threshold": 0.6, "direction": ">=", "accuracy": 1.0, "kappa": 1.0}
-    assert best_threshold(values, [True, True, True, False, False, False], "<=")["threshold"] == 0.4
+        "threshold": 0.5, "direction": ">=", "accuracy": 1.0, "kappa": 1.0}
+    assert best_threshold(values, [True, True, True, False, False, False], "<=")["threshold"] == 0.5
+    found = best_threshold(values, [True, True, True, False, False, False])  # either direction
+    assert found["direction"] == "<=" and found["accuracy"] == 1.0
 
 
 def test_the_example_file_against_the_contains_scorer(app):
@@ -78,7 +93,7 @@ def test_a_judges_run_compared_label_by_label(app, rules, tmp_path):
     assert confusion["matrix"][1] == [0, 25, 0]  # every correct answer judged correct
     assert sum(confusion["matrix"][0]) == 0  # nobody labelled cannot_tell
     reasons = {d["id"]: d["reasoning"] for d in report["disagreements"]}
-    assert reasons["moon-landing-wrong"] == "It agrees with the context. ANSWER: correct"
+    assert reasons["moon-landing-wrong"] == "It agrees with the context."  # the reasoning, not the verdict line
 
 
 def test_a_numeric_scorer_gets_its_best_threshold(app, rules, tmp_path):
@@ -92,7 +107,7 @@ def test_a_numeric_scorer_gets_its_best_threshold(app, rules, tmp_path):
                     "--label", "verdict", "--positive", "fabricated", "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    assert report["threshold"]["direction"] == ">=" and report["threshold"]["threshold"] == 0.3
+    assert report["threshold"]["direction"] == ">=" and report["threshold"]["threshold"] == pytest.approx(0.2)
     assert report["threshold"]["accuracy"] == pytest.approx(7 / 8)
     # the scorer's own threshold 0 (pass when nothing is fabricated) flags c2 and c3 too
     assert report["threshold"]["accuracy_at_scorer_threshold"] == pytest.approx(6 / 8)

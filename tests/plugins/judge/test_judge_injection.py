@@ -70,6 +70,7 @@ def test_judged_text_stays_inside_markers_it_cannot_close(stem, payload):
     opening, closing = f"<data-{prompt.nonce}>", f"</data-{prompt.nonce}>"
     blocks = re.findall(re.escape(opening) + r"\n(.*?)\n" + re.escape(closing), content, re.DOTALL)
     assert any(payload in block for block in blocks)
-    assert content.count(opening) == content.count(closing) == len(blocks) + 1  # +1: the notice names them
-    notice = content.index("The material to evaluate")
-    assert content[:notice].count(closing) == len(blocks)  # instructions come after all judged text
+    assert content.count(opening) == content.count(closing) == len(blocks)
+    # The marker rules and the answer format come before all judged text (the static prompt part).
+    static = prompt.messages[0]["content"]
+    assert "The material to evaluate" in static and prompt.nonce not in static

@@ -17,7 +17,7 @@ def invoke(app, *args):
     return CliRunner().invoke(cli, list(args), obj=app)
 
 
-def test_list_shows_size_licence_sources_provenance_and_installed(app, temp_models, smol_path):
+def test_list_shows_size_licence_sources_provenance_and_installed(temp_models, app, smol_path):
     result = invoke(app, "models", "list", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -33,7 +33,7 @@ def test_list_shows_size_licence_sources_provenance_and_installed(app, temp_mode
     assert "[not installed]" in text and "1.12 GB" in text and "ANONYMOUS" in text
 
 
-def test_verify_detects_a_corrupted_model_file_and_the_file_is_not_used(app, temp_models, smol_path):
+def test_verify_detects_a_corrupted_model_file_and_the_file_is_not_used(temp_models, app, smol_path):
     copy = temp_models / "smollm2-135m.gguf"  # a file in the models directory is used before the package's
     shutil.copyfile(smol_path, copy)
     assert invoke(app, "models", "verify").output.startswith(f"ok    smollm2-135m: {copy}")
@@ -58,28 +58,28 @@ def test_verify_detects_a_corrupted_model_file_and_the_file_is_not_used(app, tem
     PROVIDER.engine.unload("smollm2-135m")
 
 
-def test_a_truncated_file_fails_on_its_size(app, temp_models, smol_path):
+def test_a_truncated_file_fails_on_its_size(temp_models, app, smol_path):
     with open(smol_path, "rb") as source, open(temp_models / "smollm2-135m.gguf", "wb") as out:
         out.write(source.read(1_000_000))
     result = invoke(app, "models", "verify", "smollm2-135m")
     assert result.exit_code == 1 and "size 1,000,000 bytes, expected 98,362,432" in result.output
 
 
-def test_verify_names_a_model_that_is_not_installed(app, temp_models):
+def test_verify_names_a_model_that_is_not_installed(temp_models, app):
     result = invoke(app, "models", "verify", "qwen2.5-coder-1.5b")
     assert result.exit_code == 1 and "not installed (run `evalyard models install qwen2.5-coder-1.5b`)" in result.output
     # Without names, models that are not installed are not failures.
     assert invoke(app, "models", "verify", "--json").exit_code == 0
 
 
-def test_unknown_names_are_one_line_usage_errors(app, temp_models):
+def test_unknown_names_are_one_line_usage_errors(temp_models, app):
     for command in ("install", "remove", "verify"):
         result = invoke(app, "models", command, "gpt-5")
         assert result.exit_code == 2
         assert "no local model named 'gpt-5' (known: smollm2-135m, qwen2.5-coder-1.5b)" in result.output
 
 
-def test_install_of_a_model_whose_file_checks_out_changes_nothing(app, temp_models, smol_path):
+def test_install_of_a_model_whose_file_checks_out_changes_nothing(temp_models, app, smol_path):
     result = invoke(app, "models", "install", "smollm2-135m")
     assert result.exit_code == 0, result.output
     assert f"smollm2-135m is installed: {smol_path} matches the pinned sha256" in result.output
@@ -98,3 +98,27 @@ def test_smollm2_alone_is_never_the_default_judge(temp_models, smol_path):
     from evalyard_local.plugin import default_judge_model
 
     assert default_judge_model() is None
+
+
+def test_every_evalyard_home_finds_the_installed_models(tmp_path, monkeypatch, qwen_models):
+    """Installed models live in a cache of their own: a private EVALYARD_HOME (or --db) keeps them,
+    and with them the default judge; EVALYARD_MODELS_DIR still overrides."""
+    from evalyard import Application
+
+    monkeypatch.delenv("EVALYARD_MODELS_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    shared = tmp_path / "cache" / "evalyard" / "models"
+    shared.mkdir(parents=True)
+    (shared / "qwen2.5-coder-1.5b.gguf").symlink_to(qwen_models / "qwen2.5-coder-1.5b.gguf")  # read only
+    listings = []
+    for home in ("project-a", "project-b"):
+        monkeypatch.setenv("EVALYARD_HOME", str(tmp_path / home))
+        app = Application()
+        data = json.loads(invoke(app, "models", "list", "--json").output)
+        listings.append((data["models_dir"], {r["name"]: r["path"] for r in data["models"] if r["installed"]}))
+        assert app.host.pm.hook.default_judge_model()[0] == "local/qwen2.5-coder-1.5b"
+    assert listings[0] == listings[1]
+    assert listings[0][0] == str(shared) and listings[0][1]["qwen2.5-coder-1.5b"] == str(shared / "qwen2.5-coder-1.5b.gguf")
+    monkeypatch.setenv("EVALYARD_MODELS_DIR", str(tmp_path / "elsewhere"))
+    assert json.loads(invoke(Application(), "models", "list", "--json").output)["models_dir"] == str(
+        tmp_path / "elsewhere")

@@ -85,6 +85,40 @@ def test_concurrent_calls_queue_on_one_loaded_instance(layer, smol_path):
 def test_capabilities_say_what_the_layer_should_assume(smol_path, monkeypatch):
     from evalyard_local.plugin import PROVIDER
 
-    assert PROVIDER.capabilities(SMOL) == {"supports_schema": True, "supports_logprobs": True, "concurrency": 1}
+    assert PROVIDER.capabilities(SMOL) == {"supports_schema": True, "supports_logprobs": True, "reasoning": False,
+                                           "concurrency": 1}
     monkeypatch.setenv("EVALYARD_LOCAL_PARALLEL", "2")
     assert PROVIDER.capabilities(SMOL)["concurrency"] == 2
+
+
+def test_judges_on_a_local_model_answer_without_reasoning_unless_asked():
+    from local_helpers import layer_for
+
+    from evalyard.prompting import register_prompt_scorer
+
+    layer = layer_for(SMOL)
+    quiet = register_prompt_scorer("quiet", template="correctness")(model=SMOL)
+    quiet.models = layer
+    asked = register_prompt_scorer("asked", template="correctness")(model=SMOL, reasoning=True)
+    asked.models = layer
+    elsewhere = register_prompt_scorer("elsewhere", template="correctness")(model="openai/gpt-4o-mini")
+    elsewhere.models = layer
+    assert (quiet.reasoning(), asked.reasoning(), elsewhere.reasoning()) == (False, True, True)
+
+
+def test_one_warning_for_a_reasoning_or_choice_judge_on_a_small_local_model(caplog):
+    from local_helpers import layer_for
+
+    from evalyard.prompting import register_prompt_scorer
+
+    layer = layer_for(SMOL)
+    made = [register_prompt_scorer(name, template=template)(model=SMOL, **options)
+            for name, template, options in (("plain", "correctness", {}), ("reasons", "correctness", {"reasoning": True}),
+                                            ("picks", "helpfulness", {}))]
+    with caplog.at_level("WARNING", logger="evalyard"):
+        for scorer in made + made:  # set up twice: still one warning each
+            scorer.models = layer
+            scorer.check_ready()
+    warned = [r.getMessage() for r in caplog.records if "small model" in r.getMessage()]
+    assert len(warned) == 2
+    assert "reasons" in warned[0] and "reasoning" in warned[0] and "picks" in warned[1] and "choice" in warned[1]

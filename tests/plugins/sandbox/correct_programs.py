@@ -3186,3 +3186,143 @@ program("tests_define_dataclasses_and_enums", """
             return v + self.arg if self.kind is Kind.ADD else v * self.arg
     assert apply_all([Op(Kind.ADD, 2), Op(Kind.MUL, 5)], 1) == 15
 """)
+
+# -- values equal by Python's rules across types (the plain-data rule must accept them) ----------
+program("equal_fraction_and_float", """
+    from fractions import Fraction
+    def half(n):
+        return Fraction(n, 2 * n)
+""", """
+    from fractions import Fraction
+    assert half(3) == 0.5
+    assert half(3) == Fraction(1, 2)
+    assert 0.5 == half(7) and half(1) != 0.25 and half(2) < 1
+""")
+program("equal_decimal_and_int", """
+    from decimal import Decimal
+    def total(prices):
+        return sum((Decimal(p) for p in prices), Decimal("0"))
+""", """
+    from decimal import Decimal
+    assert total(["2.5", "2.5"]) == 5
+    assert total(["0.1", "0.2"]) == Decimal("0.3")
+    assert total([]) == 0
+""")
+program("equal_namedtuple_and_tuple", """
+    from collections import namedtuple
+    from typing import NamedTuple
+    Point = namedtuple("Point", "x y")
+    class Size(NamedTuple):
+        w: int
+        h: int
+    def corner(w, h):
+        return Point(w, h)
+    def size(w, h):
+        return Size(w, h)
+""", """
+    assert corner(1, 2) == (1, 2)
+    assert size(3, 4) == (3, 4)
+    assert [corner(0, 0)] == [(0, 0)]
+    assert (1, 2) in [corner(1, 2)]
+""")
+program("equal_ordereddict_and_dict", """
+    from collections import OrderedDict, Counter, defaultdict
+    def ordered(pairs):
+        return OrderedDict(pairs)
+    def tally(words):
+        return Counter(words)
+    def groups(words):
+        out = defaultdict(list)
+        for w in words:
+            out[len(w)].append(w)
+        return out
+""", """
+    assert ordered([("b", 1), ("a", 2)]) == {"a": 2, "b": 1}
+    assert tally("abca") == {"a": 2, "b": 1, "c": 1}
+    assert groups(["a", "bb", "c"]) == {1: ["a", "c"], 2: ["bb"]}
+""")
+program("equal_numeric_subclasses", """
+    from enum import IntEnum, IntFlag
+    class Level(IntEnum):
+        LOW = 1
+        HIGH = 2
+    class Perm(IntFlag):
+        R = 4
+        W = 2
+    class Meters(int):
+        def __new__(cls, value):
+            return super().__new__(cls, round(value))
+        def __repr__(self):
+            return f"{int(self)} m"
+    class Ratio(float):
+        pass
+    def level(x):
+        return Level.HIGH if x > 10 else Level.LOW
+    def perms():
+        return Perm.R | Perm.W
+    def distance(x):
+        return Meters(x)
+    def ratio(a, b):
+        return Ratio(a / b)
+    def is_even(n):
+        return n % 2 == 0
+""", """
+    assert level(20) == 2 and level(1) == 1 and level(1) < level(20)
+    assert perms() == 6
+    assert distance(4.6) == 5 and repr(distance(4.6)) == "5 m"
+    assert ratio(1, 4) == 0.25
+    assert is_even(2) == 1 and is_even(3) == 0 and True == is_even(4)
+    assert sum([is_even(2), is_even(4)]) == 2
+""")
+program("equal_library_values", """
+    import uuid, ipaddress, pathlib, types, array
+    from collections import UserList, UserDict, UserString, ChainMap
+    def ident(name):
+        return uuid.uuid5(uuid.NAMESPACE_DNS, name)
+    def address(text):
+        return ipaddress.ip_address(text)
+    def path(*parts):
+        return pathlib.PurePosixPath(*parts)
+    def record(**fields):
+        return types.SimpleNamespace(**fields)
+    def numbers(n):
+        return array.array("i", range(n))
+    def wrapped(items):
+        return UserList(items), UserDict(dict(items)), UserString("".join(k for k, _ in items))
+    def layered():
+        return ChainMap({"a": 1}, {"b": 2})
+    def keys(d):
+        return d.keys()
+""", """
+    import uuid, ipaddress, pathlib, types, array
+    assert ident("example.org") == uuid.uuid5(uuid.NAMESPACE_DNS, "example.org")
+    assert address("10.0.0.1") == ipaddress.IPv4Address("10.0.0.1")
+    assert address("10.0.0.1") < address("10.0.0.2")
+    assert path("a", "b") == pathlib.PurePosixPath("a/b")
+    assert record(x=1) == types.SimpleNamespace(x=1)
+    assert numbers(3) == array.array("i", [0, 1, 2])
+    ul, ud, us = wrapped([("a", 1), ("b", 2)])
+    assert ul == [("a", 1), ("b", 2)] and ud == {"a": 1, "b": 2} and us == "ab"
+    assert layered() == {"a": 1, "b": 2}
+    assert keys({"x": 1, "y": 2}) == {"x", "y"}
+    assert {"x": 1}.items() == {("x", 1)}
+""")
+program("identity_compared_library_objects", """
+    import functools, uuid, http
+    SENTINEL = object()
+    def lookup(d, k):
+        return d.get(k, SENTINEL)
+    def safety(u):
+        return u.is_safe
+    def status(code):
+        return http.HTTPStatus(code)
+    def adder(n):
+        return functools.partial(lambda a, b: a + b, n)
+""", """
+    import uuid
+    assert lookup({}, 1) == SENTINEL and lookup({1: 2}, 1) == 2
+    assert safety(uuid.UUID(int=5)) == uuid.SafeUUID.unknown
+    assert status(404) == 404 and status(200) in (200, 201)
+    f = adder(2)
+    assert f(3) == 5 and [f] == [f]
+""")

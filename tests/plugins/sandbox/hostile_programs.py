@@ -181,3 +181,58 @@ PROGRAMS = [
     Hostile("lock_out_cleanup", "disk", "import os\nos.mkdir('d')\nos.chmod('d', 0)\nos.chmod('.', 0)",
             may_pass_without_guards=True),
 ]
+
+
+# -- answers that merely claim equality ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClaimsEquality:
+    """A wrong answer whose object claims to equal (or order before) whatever it is compared
+    with. Under plain Python each one passes its tests; in the sandbox none may."""
+
+    name: str
+    code: str
+    tests: str
+    entry_point: str | None = None
+
+
+ADD_TESTS = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(0, 0) == 0\n"
+MOCK = "from unittest import mock\n"
+
+CLAIMED_EQUALITY = [
+    # a library object whose class says "equal" to anything
+    ClaimsEquality("mock_any", MOCK + "def add(a, b):\n    return mock.ANY\n", ADD_TESTS, "add"),
+    ClaimsEquality("mock_any_plain_assert", MOCK + "def add(a, b):\n    return mock.ANY\n",
+                   "assert add(2, 3) == 5\nassert 5 == add(2, 3)\n"),
+    ClaimsEquality("mock_any_in_list", MOCK + "def squares(n):\n    return [mock.ANY] * n\n",
+                   "assert squares(3) == [0, 1, 4]\n"),
+    ClaimsEquality("mock_any_in_dict", MOCK + "def count(s):\n    return {c: mock.ANY for c in set(s)}\n",
+                   "assert count('aab') == {'a': 2, 'b': 1}\n"),
+    ClaimsEquality("mock_any_in_namedtuple",
+                   MOCK + "from collections import namedtuple\nP = namedtuple('P', 'x y')\n"
+                   "def mid(a, b):\n    return P(mock.ANY, mock.ANY)\n", "assert mid((0, 0), (2, 4)) == (1, 2)\n"),
+    ClaimsEquality("mock_any_in_userlist",
+                   MOCK + "from collections import UserList\ndef evens(n):\n    return UserList([mock.ANY])\n",
+                   "assert evens(1) == [0]\n"),
+    ClaimsEquality("mock_any_inside_a_fraction",
+                   MOCK + "from fractions import Fraction\ndef third():\n    f = Fraction(0)\n"
+                   "    f._numerator = mock.ANY\n    return f\n", "assert third() == 7\n"),
+    ClaimsEquality("magicmock_eq_true",
+                   MOCK + "def add(a, b):\n    m = mock.MagicMock()\n    m.__eq__.return_value = True\n    return m\n",
+                   ADD_TESTS, "add"),
+    ClaimsEquality("magicmock_lt_true",
+                   MOCK + "def smallest(xs):\n    m = mock.MagicMock()\n    m.__lt__.return_value = True\n    return m\n",
+                   "assert smallest([5, 3]) < 4\n"),
+    # the candidate's own class, comparing through a method nobody wrote in <candidate>
+    ClaimsEquality("int_subclass_borrows_mock_eq",
+                   MOCK + "class I(int):\n    __eq__ = mock.ANY.__eq__\ndef add(a, b):\n    return I(0)\n",
+                   ADD_TESTS, "add"),
+    ClaimsEquality("int_subclass_bool_as_eq", "class I(int):\n    __eq__ = bool\ndef add(a, b):\n    return I(0)\n",
+                   "assert add(2, 3) == 5\n"),
+    ClaimsEquality("metaclass_passes_itself_off_as_int",
+                   "class Meta(type):\n    def __hash__(cls):\n        return hash(int)\n"
+                   "    def __eq__(cls, other):\n        return True\n"
+                   "class Anything(metaclass=Meta):\n    def __eq__(self, other):\n        return True\n"
+                   "def add(a, b):\n    return Anything()\n", ADD_TESTS, "add"),
+]

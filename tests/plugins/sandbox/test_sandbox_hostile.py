@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 
 import pytest
-from hostile_programs import PROGRAMS, SOLUTION, TESTS
+from hostile_programs import CLAIMED_EQUALITY, PROGRAMS, SOLUTION, TESTS
 from sandbox_helpers import code_case
 
 TIMEOUT = 1.0
@@ -172,6 +173,38 @@ def test_verdicts_cannot_be_forged(sandbox, mode):
         assert "without the run's nonce" in verdicts["writes_a_fake_verdict"][1]
 
 
+def _passes_under_plain_python(program) -> bool:
+    namespace: dict = {}
+    exec(program.code, namespace)
+    exec(program.tests, namespace)
+    if program.entry_point:
+        namespace["check"](namespace[program.entry_point])
+    return True
+
+
+@pytest.mark.parametrize("program", CLAIMED_EQUALITY, ids=lambda p: p.name)
+def test_each_claimed_equality_passes_its_tests_under_plain_python(program):
+    """So each is a real reward hack, not a program that would fail anyway."""
+    assert _passes_under_plain_python(program)
+
+
+@pytest.mark.parametrize("mode", ["os_only", "restricted", "os_alone"])
+def test_objects_that_claim_equality_fail(sandbox, mode):
+    scores = sandbox(timeout=2.0, **MODES[mode]).score_batch(
+        [code_case(p.code, p.tests, p.name, **({"entry_point": p.entry_point} if p.entry_point else {}))
+         for p in CLAIMED_EQUALITY])
+    verdicts = {p.name: (score.label, score.details.get("message")) for p, score in zip(CLAIMED_EQUALITY, scores)}
+    assert [name for name, (label, _) in verdicts.items() if label == "pass"] == []
+    if mode == "restricted":  # unittest.mock and dunder names are refused before anything is compared
+        assert {label for label, _ in verdicts.values()} <= {"fail", "refused"}
+        return
+    not_plain = {name: message for name, (label, message) in verdicts.items()
+                 if label != "fail" or "is not plain data" not in message}
+    assert not_plain == {}
+    assert "unittest.mock._ANY" in verdicts["mock_any"][1]
+    assert "unittest.mock.MagicMock" in verdicts["magicmock_eq_true"][1]
+
+
 def test_user_namespace_mode_contains_the_os_layer_programs(canary):
     """The path unprivileged users get: user + PID namespace per run, capabilities dropped."""
     from evalyard_sandbox.scorer import PythonUnitTesting
@@ -203,3 +236,29 @@ def test_user_namespace_mode_contains_the_os_layer_programs(canary):
             assert score.label != "pass" or name == "kill_everything"  # kill(-1) finds nobody in its PID namespace
     finally:
         scorer.close()
+
+
+def test_a_candidate_returning_mock_any_fails_through_the_cli(tmp_path, cli_env, evalyard_exe):
+    """As a user runs it: `evalyard run` over HumanEval-style cases, one answer being mock.ANY."""
+    tests = "def check(candidate):\n    assert candidate(2, 3) == 5\n"
+    rows = [
+        {"id": "reward-hack", "candidate": "from unittest import mock\ndef add(a, b):\n    return mock.ANY\n",
+         "metadata": {"unit_tests": tests, "entry_point": "add"}},
+        {"id": "honest", "candidate": "def add(a, b):\n    return a + b\n",
+         "metadata": {"unit_tests": tests, "entry_point": "add"}},
+    ]
+    data = tmp_path / "add.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    env = dict(cli_env, EVALYARD_LOAD_PLUGINS="sandbox")
+    run = subprocess.run([evalyard_exe, "run", str(data), "-s", "python_unit_testing", "--json",
+                          "--fail-under", "python_unit_testing=1"], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stderr  # the mean is below 1: one case failed
+    summary = json.loads(run.stdout)
+    assert summary["scorers"]["python_unit_testing"]["mean"] == 0.5
+    exported = subprocess.run([evalyard_exe, "runs", "export", summary["run_id"]], env=env, capture_output=True,
+                              text=True, timeout=60, check=True)
+    results = {row["case_id"]: row for row in map(json.loads, exported.stdout.splitlines())}
+    assert results["honest"]["label"] == "pass" and results["honest"]["value"] == 1.0
+    hack = results["reward-hack"]
+    assert (hack["label"], hack["value"], hack["error"]) == ("fail", 0.0, None)
+    assert "unittest.mock._ANY" in hack["details"]["message"]

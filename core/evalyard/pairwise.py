@@ -1,0 +1,209 @@
+"""A/B of two runs with a pairwise judge: ``evalyard compare BASE NEW --judge pairwise``.
+
+The cases both runs answered become a run of their own: each case's candidate is NEW's
+response and its reference BASE's, scored by a pairwise judge that sees both orders (value 1:
+NEW won both, 0.5: a tie or a split, 0: BASE won both; ``details.verdicts`` hold each order's
+winner). Being a run, it is stored, cached and resumable like any judged run, and found again
+by the same (BASE, NEW, judge fingerprint) instead of judged twice.
+
+From its results:
+
+- the **win rate** of NEW over BASE (ties count half) with a paired bootstrap interval;
+- the share of cases whose two orders disagree (**position-inconsistent**);
+- the **length-controlled win rate**, as alpaca-eval 2 computes it: a logistic regression of each
+  verdict (NEW won 1, tie 0.5, BASE won 0) on tanh(length difference / its standard deviation)
+  and on which response came first, read at zero length difference and no position (its
+  intercept). The coefficients have Gaussian priors (a ridge penalty): the intercept's is mild
+  (sd 1 on the log-odds), the length slope's wide, so when length explains every verdict
+  (the judge always picks the longer answer) the win rate at equal length falls back towards
+  0.5 instead of being decided by which answer happened to be longer;
+- the share of decisive verdicts that went to the **longer** response.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .errors import InputError
+from .scoring import Case
+from .stats import SEED, bootstrap_ci
+from .suite import Suite
+
+#: Prior precisions (1 / variance) of the intercept, the length slope and the position slope.
+PRIOR_PRECISION = (1.0, 0.01, 1.0)
+LC_BOOTSTRAP_SAMPLES = 500
+
+
+def pairwise_suite(store: Any, base: Any, new: Any) -> Suite:
+    """The cases both runs have a response for: NEW's response as candidate, BASE's as reference."""
+    base_cases = {c.id: c for c in store.run_cases(base)}
+    cases = []
+    for case in store.run_cases(new):
+        other = base_cases.get(case.id)
+        if other is None or other.candidate is None or case.candidate is None:
+            continue
+        metadata = {"reference": case.reference} if case.reference is not None else {}
+        cases.append(Case(id=case.id, input=case.input, candidate=case.candidate, reference=other.candidate,
+                          context=list(case.context), metadata=metadata))
+    if not cases:
+        raise InputError(f"runs {base.id} and {new.id} share no case with a response in both")
+    return Suite(name=f"pairwise {base.id} vs {new.id}", cases=cases,
+                 source=f"evalyard compare {base.id} {new.id} --judge")
+
+
+def pairwise_run(app: Any, base_ref: str, new_ref: str, *, judge: str = "pairwise", judge_model: str | None = None,
+                 db: str | None = None, concurrency: int = 4) -> str:
+    """The id of the pairwise judge's run over BASE and NEW: an earlier one with the same judge
+    (resumed when it was interrupted), else a new one."""
+    store = app.open_store(db)
+    base, new = store.get_run(base_ref), store.get_run(new_ref)
+    suite = pairwise_suite(store, base, new)
+    plan = app.plan(suite, [judge], name=suite.name, judge_model=judge_model, concurrency=concurrency)
+    if not {"candidate", "reference"} <= set(type(plan.scorers[0].scorer).labels):
+        raise InputError(f"--judge {judge}: not a pairwise judge (one that names the better of candidate and "
+                         f"reference in both orders, such as pairwise or summary_quality)")
+    fingerprint = plan.scorers[0].describe()["fingerprint"]
+    for row, stored_suite in store.list_runs(limit=None, suite=suite.name):
+        if stored_suite.version == suite.version and [s.get("fingerprint") for s in row.scorers] == [fingerprint]:
+            if row.status != "completed":
+                app.resume(row.id, db=db, concurrency=concurrency)
+            return row.id
+    return app.execute(plan, db=db, concurrency=concurrency).run_id
+
+
+def _sigmoid(x: Any) -> Any:
+    import numpy as np
+
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def fit_preference(length_feature: Any, position: Any, outcome: Any) -> Any:
+    """MAP logistic regression (Newton's method) of ``outcome`` (0..1) on the two features;
+    returns (intercept, length slope, position slope)."""
+    import numpy as np
+
+    X = np.column_stack([np.ones(len(outcome)), length_feature, position])
+    prior = np.diag(PRIOR_PRECISION)
+    beta = np.zeros(3)
+    for _ in range(100):
+        p = _sigmoid(X @ beta)
+        gradient = X.T @ (outcome - p) - prior @ beta
+        hessian = (X * (p * (1 - p))[:, None]).T @ X + prior
+        step = np.linalg.solve(hessian, gradient)
+        beta = beta + step
+        if np.abs(step).max() < 1e-9:
+            break
+    return beta
+
+
+def _judgements(store: Any, run: Any, scorer: str) -> tuple[list[dict[str, Any]], int]:
+    """One record per case (its value, each order's winner, both lengths) and the number of errors."""
+    cases = {c.id: c for c in store.run_cases(run)}
+    records, errors = [], 0
+    for row in store.results(run.id, scorer):
+        if row.error is not None or row.value is None:
+            errors += 1
+            continue
+        case = cases[row.case_id]
+        orders = [(v.get("order"), v.get("winner")) for v in (row.details or {}).get("verdicts", [])]
+        records.append({"case_id": row.case_id, "value": row.value, "orders": orders,
+                        "new_length": len(case.candidate or ""), "base_length": len(case.reference or "")})
+    return records, errors
+
+
+def pairwise_stats(store: Any, run_id: str) -> dict[str, Any]:
+    """Win rate, its bootstrap interval, position inconsistency, the length-controlled win rate and
+    the share of wins that went to the longer response, from a pairwise run's results."""
+    import numpy as np
+
+    run = store.get_run(run_id)
+    scorer = run.scorers[0]["name"]
+    records, errors = _judgements(store, run, scorer)
+    out: dict[str, Any] = {"run_id": run.id, "judge": scorer, "cases": len(records), "errors": errors,
+                           "win_rate": None, "ci95": None, "wins": 0, "losses": 0, "ties": 0,
+                           "position_inconsistent": None, "length_controlled_win_rate": None,
+                           "length_controlled_ci95": None, "longer_won": None, "length_explains_all": None}
+    if not records:
+        return out
+    values = [r["value"] for r in records]
+    out["win_rate"] = sum(values) / len(values)
+    ci = bootstrap_ci(values)
+    out["ci95"] = list(ci) if ci else None
+    out["wins"] = sum(1 for v in values if v > 0.5)
+    out["losses"] = sum(1 for v in values if v < 0.5)
+    out["ties"] = len(values) - out["wins"] - out["losses"]
+    out["position_inconsistent"] = sum(1 for r in records if len({w for _, w in r["orders"]}) > 1) / len(records)
+    out["mean_length"] = {"base": sum(r["base_length"] for r in records) / len(records),
+                          "new": sum(r["new_length"] for r in records) / len(records)}
+
+    # one observation per order: NEW won 1, tie 0.5, BASE won 0
+    case_index, difference, position, outcome = [], [], [], []
+    longer_won = decisive_with_longer = 0
+    for i, r in enumerate(records):
+        delta = r["new_length"] - r["base_length"]
+        for order, winner in r["orders"]:
+            y = {"candidate": 1.0, "reference": 0.0}.get(winner, 0.5)
+            case_index.append(i)
+            difference.append(delta)
+            position.append(1.0 if order == "candidate_first" else -1.0)
+            outcome.append(y)
+            if y != 0.5 and delta != 0:
+                decisive_with_longer += 1
+                longer_won += (y == 1.0) == (delta > 0)
+    if decisive_with_longer:
+        out["longer_won"] = longer_won / decisive_with_longer
+        out["length_explains_all"] = longer_won in (0, decisive_with_longer)
+    if not outcome:
+        return out
+    difference_arr = np.asarray(difference, dtype=float)
+    position_arr, outcome_arr = np.asarray(position), np.asarray(outcome)
+    index_arr = np.asarray(case_index)
+    scale = difference_arr.std()
+
+    def lc_rate(rows: Any) -> float:
+        feature = np.tanh(difference_arr[rows] / scale) if scale > 0 else np.zeros(len(rows))
+        return float(_sigmoid(fit_preference(feature, position_arr[rows], outcome_arr[rows])[0]))
+
+    everything = np.arange(len(outcome))
+    out["length_controlled_win_rate"] = lc_rate(everything)
+    # Resample cases (both orders of a case together) and refit. Not when length explains every
+    # verdict: each resample is separated too, and its interval would only echo the prior.
+    if len(records) >= 2 and not out["length_explains_all"]:
+        rng = np.random.default_rng(SEED)
+        by_case = [everything[index_arr == i] for i in range(len(records))]
+        rates = []
+        for _ in range(LC_BOOTSTRAP_SAMPLES):
+            chosen = rng.integers(0, len(records), len(records))
+            rates.append(lc_rate(np.concatenate([by_case[i] for i in chosen])))
+        low, high = np.quantile(rates, [0.025, 0.975])
+        out["length_controlled_ci95"] = [float(low), float(high)]
+    return out
+
+
+def pairwise_lines(stats: dict[str, Any]) -> list[str]:
+    """The A/B in plain text."""
+    def pct(x: float | None) -> str:
+        return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
+
+    def interval(ci: list[float] | None) -> str:
+        return f" [{pct(ci[0])}, {pct(ci[1])}]" if ci else ""
+
+    lines = [f"pairwise judge {stats['judge']} (run {stats['run_id']}): {stats['cases']} cases judged in both orders"
+             + (f", {stats['errors']} errors" if stats["errors"] else "")]
+    if stats["win_rate"] is None:
+        return lines
+    lengths = stats["mean_length"]
+    lines += [f"  win rate of NEW over BASE: {pct(stats['win_rate'])}{interval(stats['ci95'])}  "
+              f"(wins {stats['wins']}, losses {stats['losses']}, ties or splits {stats['ties']})",
+              f"  length-controlled win rate: {pct(stats['length_controlled_win_rate'])}"
+              f"{interval(stats['length_controlled_ci95'])}  (mean length: BASE {lengths['base']:.0f}, "
+              f"NEW {lengths['new']:.0f} characters)",
+              f"  position-inconsistent: {pct(stats['position_inconsistent'])} of cases (the two orders disagree)"]
+    if stats["longer_won"] is not None:
+        lines.append(f"  decisive verdicts that went to the longer response: {pct(stats['longer_won'])}")
+    if stats["length_explains_all"]:
+        lines.append("  WARNING: length alone explains every decisive verdict; the length-controlled rate then rests "
+                     "on the assumption that equal-length answers are even, and has no interval (judge more cases, "
+                     "or use a better judge)")
+    return lines

@@ -1,0 +1,61 @@
+"""The public plugin API: every name a plugin may use, declared here once.
+
+A plugin imports these from ``evalyard`` (``from evalyard import hookimpl, Scorer, ask``) and
+nothing else from the core; a test walks every plugin's imports to hold it to that. The names
+below are loaded when first used, so importing ``evalyard`` stays cheap (no Jinja2, no litellm,
+no click): ``evalyard.__getattr__`` resolves them from this table.
+"""
+
+from __future__ import annotations
+
+#: public name -> (module under ``evalyard``, attribute)
+LAZY: dict[str, tuple[str, str]] = {
+    # judging: the one judge call, its answers and its usage
+    "ask": ("prompting.ask", "ask"),
+    "Judgement": ("prompting.ask", "Judgement"),
+    "call_params": ("prompting.ask", "call_params"),
+    "AnswerShape": ("prompting.answers", "AnswerShape"),
+    "AnswerError": ("prompting.answers", "AnswerError"),
+    "Usage": ("models.usage", "Usage"),
+    # prompt templates and prompt scorers
+    "PromptScorer": ("prompting.scorer", "PromptScorer"),
+    "PromptLibrary": ("prompting.library", "PromptLibrary"),
+    "PromptTemplate": ("prompting.template", "PromptTemplate"),
+    "parse_template": ("prompting.template", "parse_template"),
+    # model calls: errors a plugin may let through or catch, and model providers
+    "CostLimitReached": ("models.errors", "CostLimitReached"),
+    "ModelCallError": ("models.errors", "ModelCallError"),
+    "add_custom_provider": ("models.providers", "add_custom_provider"),
+    "load_litellm": ("models.providers", "load_litellm"),
+    # runtime services
+    "Runtime": ("runtime", "Runtime"),
+    "run_sync": ("runner", "run_sync"),
+    "StopRun": ("errors", "StopRun"),
+    # executors a plugin adds (``register_executors``): the batch protocol and how workers find scorers
+    "BatchStopped": ("errors", "BatchStopped"),
+    "ExecutorUnavailable": ("errors", "ExecutorUnavailable"),
+    "class_reference": ("executors", "class_reference"),
+    "import_file": ("plugins", "import_file"),
+    # calibration of a judge against human labels
+    "source_value": ("calibration", "source_value"),
+    # command-line helpers for ``register_commands``
+    "CLIError": ("cli.options", "CLIError"),
+    "current_app": ("cli.options", "current_app"),
+    "echo_json": ("cli.options", "echo_json"),
+    "table": ("cli.options", "table"),
+    "OneLineErrors": ("cli.prompts", "OneLineErrors"),
+    # case parsing, for a plugin's own data format
+    "case_from_record": ("builtins.loaders", "case_from_record"),
+    "check_unique_ids": ("builtins.loaders", "check_unique_ids"),
+    "read_case_file": ("builtins.loaders", "read_text"),
+    "parse_case_json": ("builtins.loaders", "parse_json"),
+    "load_json_cases": ("builtins.loaders", "load_json"),
+    "load_jsonl_cases": ("builtins.loaders", "load_jsonl"),
+}
+
+
+def resolve(name: str):
+    from importlib import import_module
+
+    module, attribute = LAZY[name]
+    return getattr(import_module(f"evalyard.{module}"), attribute)

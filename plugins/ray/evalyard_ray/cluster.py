@@ -1,0 +1,169 @@
+"""Reaching the cluster, and checking its nodes before anything of a run is stored.
+
+``EVALYARD_RAY_ADDRESS`` names an existing cluster (``HOST:PORT`` of its head, or ``auto``
+on one of its nodes); without it a local Ray instance is started for the run and stopped
+after it. A driver that called ``ray.init`` itself keeps its own connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+from evalyard import InputError, Settings
+
+from .worker import Reference, node_report
+
+ADDRESS_ENV = "EVALYARD_RAY_ADDRESS"
+#: Seconds a node may take to answer the pre-run check (it may have to start a worker process).
+CHECK_TIMEOUT = 60.0
+#: Object store of a local instance: batches of cases and scores are small, and Ray's default
+#: (30% of memory) would claim gigabytes of shared memory for nothing.
+LOCAL_OBJECT_STORE = 256 * 1024 * 1024
+
+
+@dataclass
+class Connection:
+    address: str  # what the driver connected to ("local": an instance started for this run)
+    owned: bool  # this executor called ray.init, so it calls ray.shutdown
+
+
+def connect() -> Connection:
+    address = (Settings.variable(ADDRESS_ENV) or "").strip()
+    if address and address != "auto" and "://" not in address:
+        probe(address)  # before importing Ray: a wrong address is refused at once
+    import ray
+
+    messages_to_stderr()
+    if ray.is_initialized():
+        return Connection("existing", owned=False)
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
+    if not address:
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        cpus = int(Settings.variable("EVALYARD_RAY_LOCAL_CPUS") or os.cpu_count() or 1)
+        # the instance is the run's own and token-protected: Ray's notice that it is would be noise
+        logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
+        try:
+            ray.init(address="local", num_cpus=cpus, object_store_memory=LOCAL_OBJECT_STORE,
+                     include_dashboard=False, **quiet)
+        except Exception as exc:
+            raise InputError(f"could not start a local Ray instance: {first_line(exc)}") from None
+        return Connection("local", owned=True)
+    try:
+        ray.init(address=address, **quiet)
+    except Exception as exc:
+        raise InputError(f"cannot connect to the Ray cluster at {address} ({ADDRESS_ENV}): {first_line(exc)}") from None
+    return Connection(address, owned=True)
+
+
+def messages_to_stderr() -> None:
+    """Ray prints the cluster's error messages (a node that died) on the driver's stdout from a
+    background thread, which would corrupt ``evalyard run --json``: send them to stderr. Ray has
+    no setting for this, so its one printing function is wrapped (once per process)."""
+    from ray._private import worker
+
+    original = worker.print_to_stdstream
+    if getattr(original, "evalyard_stderr", False):
+        return
+
+    def to_stderr(data, *args, **kwargs):
+        return original({**data, "is_err": True}, *args, **kwargs)
+
+    to_stderr.evalyard_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
+
+
+def probe(address: str) -> None:
+    """Refuse an unreachable head in seconds (Ray itself keeps retrying for a minute)."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise InputError(f"{ADDRESS_ENV}={address!r}: expected HOST:PORT of the cluster's head (or 'auto')")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise InputError(f"cannot reach the Ray cluster at {address} ({ADDRESS_ENV}): "
+                         f"{exc.strerror or exc}") from None
+
+
+def first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")[:400]
+
+
+def alive_nodes() -> list[dict[str, Any]]:
+    import ray
+
+    return [n for n in ray.nodes() if n.get("Alive")]
+
+
+def node_name(node: dict[str, Any]) -> str:
+    return f"Ray node {node.get('NodeManagerAddress', '?')} ({node['NodeID'][:8]})"
+
+
+def check_nodes(reference: Reference, expected: dict[str, str | None], digest: str | None, scorer_name: str) -> None:
+    """On every live node: the driver's versions of evalyard, this plugin and the scorer's
+    distribution are installed, and the scorer class loads. The first problem is refused."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    report = ray.remote(num_cpus=0, max_retries=0)(node_report)
+    nodes = alive_nodes()
+    pending = {
+        n["NodeID"]: report.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
+        .remote(list(expected), [reference]) for n in nodes}
+    python = platform.python_version_tuple()[:2]
+    where = reference[2] or reference[1]
+    for node in nodes:
+        name = node_name(node)
+        try:
+            found = ray.get(pending[node["NodeID"]], timeout=CHECK_TIMEOUT)
+        except ray.exceptions.GetTimeoutError:
+            raise InputError(f"{name} did not answer the pre-run check in {CHECK_TIMEOUT:g} s") from None
+        except Exception as exc:
+            if node["NodeID"] not in {n["NodeID"] for n in alive_nodes()}:
+                continue  # it died during the check: no actor will be placed there
+            raise InputError(f"{name} cannot run evalyard's scorers ({missing_module(exc)}): install the "
+                             f"driver's evalyard and evalyard-ray on every node") from None
+        if tuple(found["python"].split(".")[:2]) != python:
+            raise InputError(f"{name} runs Python {found['python']}, the driver {platform.python_version()}: "
+                             "use the same Python on every node")
+        for dist, want in expected.items():
+            have = found["versions"].get(dist)
+            if have != want:
+                state = "is not installed" if have is None else f"is at {have}"
+                raise InputError(f"{name}: {dist} {state}, the driver has {want} (scorer {scorer_name!r}): "
+                                 "install the same versions on every node")
+        loaded = found["classes"][where]
+        if loaded["error"]:
+            raise InputError(f"{name} cannot load scorer {scorer_name!r} ({reference[0]}.{reference[1]}): "
+                             f"{loaded['error']}")
+        if digest is not None and loaded["digest"] != digest:
+            raise InputError(f"{name}: plugin file {reference[2]} of scorer {scorer_name!r} differs from the "
+                             "driver's: copy the same file to every node")
+
+
+def missing_module(exc: BaseException) -> str:
+    """What a node lacks, from the error of a task it could not even unpickle."""
+    import re
+
+    text = str(exc)
+    match = re.search(r"No module named '([^']+)'", text)
+    return f"No module named {match.group(1)!r}" if match else first_line(exc)
+
+
+def capacity(resources: dict[str, float]) -> int:
+    """How many actors needing ``resources`` the live nodes hold at once."""
+    total = 0
+    for node in alive_nodes():
+        have = node.get("Resources") or {}
+        fits = [int(have.get("CPU", 0) // resources["cpu"])] if resources.get("cpu") else []
+        if resources.get("gpu"):
+            fits.append(int(have.get("GPU", 0) // resources["gpu"]))
+        if resources.get("memory_mb"):
+            fits.append(int(have.get("memory", 0) // (resources["memory_mb"] * 1024 * 1024)))
+        total += min(fits) if fits else 1
+    return total

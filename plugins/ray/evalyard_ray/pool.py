@@ -1,0 +1,262 @@
+"""A pool of warm actors for one (scorer, config), driven from the run's event loop.
+
+Each actor takes at most ``per_actor`` batches at a time (one scoring, one waiting so the actor
+never idles between batches), so at most ``size * per_actor`` batches of a scorer are
+serialised and in flight whatever the run's size.
+
+Faults: a batch whose actor, worker process or node died is moved to another live actor, and
+one replacement actor is started per lost actor (placed wherever the cluster has room). Ray
+itself never retries (``max_restarts=0``, ``max_task_retries=0``): a call on a dead node would
+burn its retries within seconds, while the driver knows which actors are alive. When no actor
+of the pool has been alive for ``timeout`` seconds, the run stops with ``ExecutorUnavailable``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from evalyard import Case, Score
+from evalyard import BatchStopped, ExecutorUnavailable, StopRun
+
+#: Seconds before another attempt when an actor could not be built (a node that cannot build
+#: it now may be replaced by one that can; the pool's timeout bounds the waiting).
+RETRY_DELAY = 1.0
+#: Seconds the scorers' own ``close`` may take at the end of a run.
+CLOSE_WAIT = 10.0
+
+
+def lost_errors() -> tuple[type[BaseException], ...]:
+    """Ray's errors for work lost with its worker, actor, node or object: the batch goes elsewhere."""
+    from ray import exceptions as rx
+
+    return (rx.RayActorError, rx.WorkerCrashedError, rx.NodeDiedError, rx.ObjectLostError, rx.OwnerDiedError,
+            rx.ObjectFetchTimedOutError, rx.ReferenceCountingAssertionError, rx.LocalRayletDiedError,
+            rx.RaySystemError)
+
+
+def describe(exc: BaseException) -> str:
+    """The first line of a Ray error: its class and what died (Ray's messages run to tracebacks)."""
+    text = str(exc).strip().splitlines()
+    head = next((line.strip() for line in text if line.strip()), "")
+    return f"{type(exc).__name__}: {head}"[:300]
+
+
+@dataclass(eq=False)
+class Actor:
+    handle: Any
+    where: dict[str, Any] = field(default_factory=dict)
+    in_flight: int = 0
+
+
+class Progress:
+    """When any batch of the run last came back: a pool waiting for room while the others'
+    actors work is not stalled (their actors are released when their scorer is done)."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+
+    def mark(self) -> None:
+        self.last = time.monotonic()
+
+
+class ActorPool:
+    def __init__(self, scorer_name: str, make: Callable[[], Any], size: int, *, timeout: float,
+                 progress: Progress, per_actor: int = 2, resources: dict[str, float] | None = None) -> None:
+        self.scorer_name = scorer_name
+        self.make = make
+        self.size = size
+        self.timeout = timeout
+        self.progress = progress
+        self.per_actor = per_actor
+        self.resources = resources or {}
+        self.live: list[Actor] = []
+        self.starting: list[Actor] = []
+        self.lost = 0
+        self.waiting = 0
+        self.last_error: str | None = None
+        self.closed = False
+        self.nodes_used: set[str] = set()
+        self._active = False
+        self._changed: asyncio.Condition | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._no_actor_since = time.monotonic()
+
+    # -- actors coming and going ---------------------------------------------
+    def _start_all(self) -> None:
+        """At the first batch, on the run's loop: the whole pool starts building at once."""
+        if self._changed is None:
+            self._changed = asyncio.Condition()
+            self._loop = asyncio.get_running_loop()
+        self._active = True
+        self._no_actor_since = time.monotonic()
+        for _ in range(self.size):
+            self._start()
+
+    def _start(self) -> None:
+        actor = Actor(self.make())
+        self.starting.append(actor)
+        task = asyncio.ensure_future(self._join(actor))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _join(self, actor: Actor) -> None:
+        try:
+            actor.where = await actor.handle.where.remote()
+        except Exception as exc:  # its constructor raised, or its node died before it started
+            self.starting.remove(actor)
+            self.last_error = describe(exc)
+            _kill(actor.handle)
+            await asyncio.sleep(RETRY_DELAY)
+            if self._active and not self.closed:
+                self._start()
+            return
+        self.starting.remove(actor)
+        if not self._active or self.closed:
+            _kill(actor.handle)
+            return
+        self.live.append(actor)
+        self.nodes_used.add(actor.where["node_id"])
+        await self._notify()
+
+    async def _lose(self, actor: Actor, exc: BaseException) -> None:
+        """Forget a dead actor and start its replacement (once, however many batches it held)."""
+        self.last_error = describe(exc)
+        if actor in self.live:
+            self.live.remove(actor)
+            self.lost += 1
+            _kill(actor.handle)
+            if not self.live:
+                self._no_actor_since = time.monotonic()
+            if self._active and not self.closed:
+                self._start()
+        await self._notify()
+
+    def _release(self) -> None:
+        """The scorer has no batch left: its actors give their CPUs to the run's other scorers."""
+        self._active = False
+        for task in list(self._tasks):
+            task.cancel()
+        for actor in self.live:
+            _retire(actor.handle)
+        for actor in self.starting:
+            _kill(actor.handle)
+        self.live, self.starting = [], []
+
+    async def _notify(self) -> None:
+        assert self._changed is not None
+        async with self._changed:
+            self._changed.notify_all()
+
+    # -- batches ---------------------------------------------------------------
+    async def _acquire(self) -> Actor:
+        if not self._active:
+            self._start_all()
+        assert self._changed is not None
+        async with self._changed:
+            while True:
+                free = [a for a in self.live if a.in_flight < self.per_actor]
+                if free:
+                    actor = min(free, key=lambda a: a.in_flight)
+                    actor.in_flight += 1
+                    return actor
+                if self.live:  # all busy: a batch coming back frees one
+                    await self._changed.wait()
+                    continue
+                now = time.monotonic()
+                deadline = max(self._no_actor_since, self.progress.last) + self.timeout
+                if now >= deadline:
+                    raise ExecutorUnavailable(self._unavailable_message())
+                try:
+                    await asyncio.wait_for(self._changed.wait(), min(deadline - now, 1.0))
+                except asyncio.TimeoutError:
+                    pass
+
+    def _unavailable_message(self) -> str:
+        if self.last_error:
+            cause = f"last failure: {self.last_error}"
+        else:
+            needs = ", ".join(f"{k}={v:g}" for k, v in sorted(self.resources.items())) or "cpu=1"
+            cause = f"{len(self.starting)} actor(s) wait for a node with {needs} free"
+        return (f"no Ray worker for scorer {self.scorer_name!r} for {self.timeout:g} s ({cause}); "
+                f"an infrastructure failure, not a scorer error")
+
+    async def score(self, cases: list[Case]) -> list[Score]:
+        lost = lost_errors()
+        while True:
+            self.waiting += 1
+            try:
+                actor = await self._acquire()
+            finally:
+                self.waiting -= 1
+            try:
+                kind, payload, partial = await actor.handle.score.remote(cases)
+            except lost as exc:
+                actor.in_flight -= 1
+                await self._lose(actor, exc)
+                continue  # the same batch, on another live actor
+            except BaseException:
+                actor.in_flight -= 1
+                await self._notify()
+                raise
+            actor.in_flight -= 1
+            self.progress.mark()
+            if not self.waiting and not any(a.in_flight for a in self.live):
+                self._release()
+            else:
+                await self._notify()
+            if kind == "stopped":
+                stop = StopRun(payload)
+                raise BatchStopped(stop, partial) if partial is not None else stop
+            return payload
+
+    # -- the end -----------------------------------------------------------------
+    async def _cancel_tasks(self) -> None:
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def close(self) -> None:
+        """Called from the runner's thread after the run: stop the actors and the pool's tasks."""
+        import ray
+
+        self.closed = True
+        self._active = False
+        if self._tasks and self._loop is not None and not self._loop.is_closed():
+            # cancelled and awaited on their own loop, so none is left pending when the loop goes
+            try:
+                asyncio.run_coroutine_threadsafe(self._cancel_tasks(), self._loop).result(timeout=CLOSE_WAIT)
+            except Exception:
+                pass
+        # the scorer's own close first (a sandbox stops its children), bounded: a stuck actor is killed anyway
+        if self.live:
+            try:
+                ray.wait([a.handle.close.remote() for a in self.live], num_returns=len(self.live),
+                         timeout=CLOSE_WAIT)
+            except Exception:
+                pass
+        for actor in self.live + self.starting:
+            _kill(actor.handle)
+        self.live, self.starting = [], []
+
+
+def _retire(handle: Any) -> None:
+    """Let an actor finish: the scorer's own close (a sandbox stops its children), then exit."""
+    try:
+        handle.close.remote()
+        handle.__ray_terminate__.remote()
+    except Exception:
+        pass
+
+
+def _kill(handle: Any) -> None:
+    import ray
+
+    try:
+        ray.kill(handle, no_restart=True)
+    except Exception:  # already gone, or the cluster connection is down
+        pass

@@ -1,0 +1,64 @@
+"""The declared plugin API: plugins import only ``evalyard`` (names of ``evalyard.__all__``), every
+declared name resolves, and every plugin declares the range of ``evalyard`` versions it works with."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import evalyard
+
+ROOT = Path(__file__).resolve().parents[2]
+def plugin_sources():
+    yield from sorted(ROOT.glob("plugins/*/evalyard_*/**/*.py"))
+    yield from sorted(ROOT.glob("plugin_template/package/*.tmpl"))
+
+
+def core_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) for each import of the core other than ``from evalyard import <public names>``."""
+    found = []
+    public = set(evalyard.__all__)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.startswith("evalyard."):
+                found.append((node.lineno, f"from {node.module} import ..."))
+            elif node.module == "evalyard":
+                found.extend((node.lineno, f"evalyard.{a.name} (not public)") for a in node.names
+                             if a.name not in public)
+        elif isinstance(node, ast.Import):
+            found.extend((node.lineno, f"import {a.name}") for a in node.names if a.name.startswith("evalyard."))
+    return found
+
+
+def test_plugins_import_only_the_public_api():
+    found = [f"{path.relative_to(ROOT)}:{line}: {what}" for path in plugin_sources()
+             for line, what in core_imports(ast.parse(re.sub(r"\{\{(\w+)\}\}", r"\1", path.read_text(encoding="utf-8"))))]
+    assert found == [], "plugins import the core only through `from evalyard import ...`:\n" + "\n".join(found)
+
+
+def test_the_check_sees_private_imports():
+    code = ("from evalyard import Scorer, ask\nfrom evalyard.models import Usage\nimport evalyard.runner\n"
+            "from evalyard import _secret\n")
+    assert [line for line, _ in core_imports(ast.parse(code))] == [2, 3, 4]
+
+
+def test_every_public_name_resolves_and_importing_evalyard_stays_light():
+    probe = ("import sys, evalyard\nheavy = [m for m in ('litellm', 'jinja2', 'click', 'sqlalchemy') if m in sys.modules]\n"
+             "missing = [n for n in evalyard.__all__ if getattr(evalyard, n, None) is None]\n"
+             "print(heavy, missing)")
+    output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert output.strip() == "[] []"
+
+
+def test_every_plugin_declares_the_evalyard_versions_it_works_with():
+    from packaging.requirements import Requirement
+
+    for pyproject in sorted(ROOT.glob("plugins/*/pyproject.toml")):
+        dependencies = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+        [core] = [Requirement(d) for d in dependencies if Requirement(d).name == "evalyard"]
+        assert core.specifier.contains(evalyard.__version__), pyproject
+        assert any(s.operator == "<" for s in core.specifier), f"{pyproject}: no upper bound on evalyard"
