@@ -3,7 +3,7 @@ floor set by llama.cpp's own speed on the part of each prompt it cannot reuse.
 
     # one measurement (a row), appended to a JSON-lines file; run it with each tree's venv
     PYTHON benchmarks/bench_local_judge.py run --label after --out /tmp/judge.jsonl [--cases 200]
-        [--judge pyes|reasoning] [--layout today|static-first] [--parallel 1] [--threads N]
+        [--judge pyes|reasoning] [--layout builtin|static-first] [--parallel 1] [--threads N] [--floor-cases 30]
     # P(yes) with and without prefix reuse on the same loaded model, case by case
     PYTHON benchmarks/bench_local_judge.py exactness --cases 20 --out /tmp/judge.jsonl
     # the RESULTS.md section from the rows
@@ -12,9 +12,10 @@ floor set by llama.cpp's own speed on the part of each prompt it cannot reuse.
 `run` scores distinct synthetic question/reference/response cases through `evalyard.evaluate`
 (fresh database, so no response-cache hits) with a binary judge: `pyes` reads P(yes) from the
 first token (logprobs, max_tokens 1), `reasoning` lets the judge reason first (max_tokens 160).
-`today` is the built-in `correctness` template (case data before the grading instructions);
+`builtin` is the measured tree's built-in `correctness` template (before the layout change: the case's
+data before the grading instructions; after it: the static part first, the question restated after the data);
 `static-first` is the same wording with the instructions first, the layout prompts are moving to.
-The model is loaded before the clock starts. Afterwards as many prompts of the same shape (new
+The model is loaded before the clock starts. Afterwards `--floor-cases` prompts of the same shape (new
 cases: llama.cpp keeps recent prompts in host memory) go to the loaded llama.cpp server directly,
 one after the other, and its own timings (prompt + answer ms) give the floor: what the runtime
 needs for the tokens it really evaluates, with no evalyard around it.
@@ -80,7 +81,7 @@ def cases(n: int, first: int = 0) -> list[dict]:
 def judge(kind: str, layout: str):
     from evalyard import register_prompt_scorer
 
-    template = "correctness" if layout == "today" else STATIC_FIRST
+    template = "correctness" if layout == "builtin" else STATIC_FIRST
     options = ({"logprobs": True, "max_tokens": 1} if kind == "pyes" else {"reasoning": True, "max_tokens": 160})
     return register_prompt_scorer(f"bench_{kind}_{layout.replace('-', '_')}", template=template,
                                   model=MODEL, temperature=0.0,
@@ -162,7 +163,7 @@ def run(args: argparse.Namespace) -> dict:
     reused = getattr(engine, "cached_tokens", None), getattr(engine, "prompt_tokens", None)
     # Cases of the same shape the run has not seen: llama.cpp keeps recent prompts in host memory,
     # so the run's own prompts would be found whole.
-    floor = direct_floor(rendered(scorer_cls, cases(args.cases, first=args.cases)), params)
+    floor = direct_floor(rendered(scorer_cls, cases(args.floor_cases, first=args.cases)), params)
     after = os.getloadavg()
     settings = engine.settings
     return {"kind": "run", "label": args.label, "judge": args.judge, "layout": args.layout, "cases": args.cases,
@@ -248,12 +249,14 @@ def main() -> int:
         p = sub.add_parser(name)
         p.add_argument("--label", default="after")
         p.add_argument("--cases", type=int, default=200 if name == "run" else 20)
-        p.add_argument("--layout", choices=["today", "static-first"], default="static-first")
+        p.add_argument("--layout", choices=["builtin", "static-first"], default="builtin")
         p.add_argument("--out", required=True)
         if name == "run":
             p.add_argument("--judge", choices=["pyes", "reasoning"], default="pyes")
             p.add_argument("--parallel", type=int)
             p.add_argument("--threads", type=int)
+            p.add_argument("--floor-cases", type=int, default=30,
+                           help="prompts sent straight to the runtime for the floor (its speed, not the run's)")
     p = sub.add_parser("report")
     p.add_argument("rows", nargs="+")
     p.add_argument("--no-write", action="store_true")
