@@ -46,3 +46,17 @@ def test_coding_example_labels():
             for line in CliRunner().invoke(cli, ["runs", "export", data["run_id"]]).output.splitlines()}
     assert rows["reverse-two-samples"]["details"]["pass_at_k"] == {"1": 0.5, "2": 1.0}
     assert rows["reads-host-files"]["label"] == "error"  # the jail and the audit hook stopped open(); nothing was read
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples" / "labelled").glob("*.jsonl")), ids=lambda p: p.name)
+def test_labelled_example_sets_load_with_unique_ids(path):
+    from evalyard import Application
+
+    suite, _ = Application().load_suite(str(path))
+    ids = [case.id for case in suite.cases]
+    assert len(ids) == len(set(ids)) >= 12
+    labels = [case.metadata.get("human_label") for case in suite.cases]
+    if path.name.startswith("ab_"):  # the A/B pair: two runs' answers, no labels
+        assert labels == [None] * len(labels)
+    else:  # calibrate's sets: every case labelled, both ways
+        assert None not in labels and len(set(labels)) == 2

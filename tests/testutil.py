@@ -14,3 +14,58 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def import_graph(package_dir: Path, skip: tuple[str, ...] = ()) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (at module level or inside functions)."""
+    import ast
+
+    modules = {}
+    for path in package_dir.rglob("*.py"):
+        if any(part in path.parts for part in skip):
+            continue
+        parts = list(path.relative_to(package_dir.parent).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        modules[".".join(parts)] = (path, is_package)
+
+    def imports_of(name, path, is_package):
+        package = name if is_package else name.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module
+                submodules = {f"{target}.{a.name}" for a in node.names} & set(modules)
+                # `from . import x` names the submodule x; importing a package's __init__ for it is implied
+                found |= submodules if submodules and node.module is None else {target} | submodules
+        return {m for m in found if m in modules and m != name}
+
+    return {name: imports_of(name, *info) for name, info in modules.items()}
+
+
+def assert_no_import_cycle(graph: dict[str, set[str]]) -> None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(nxt):] + [nxt]))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name)

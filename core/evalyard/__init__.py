@@ -15,7 +15,7 @@ and the Python API::
 
 from .api import compare, evaluate, register_prompt_scorer, resume
 from .errors import ConfigError, EvalyardError, InputError, PluginError, UnknownNameError
-from .hookspecs import hookimpl
+from .hookspecs import hookimpl, hookspec
 from .scoring import Case, Generation, Generator, JudgeError, Score, Scorer
 from .settings import Settings
 from .suite import ScorerSpec, Suite
@@ -56,6 +56,7 @@ __all__ = [
     "compare",
     "evaluate",
     "hookimpl",
+    "hookspec",
     "register_prompt_scorer",
     "resume",
     "__version__",

@@ -227,6 +227,14 @@ class Application:
             self._registry = with_prompt_scorers(base, self.prompt_library(base))
         return self._registry
 
+    @property
+    def model_providers(self) -> dict[str, Any]:
+        """Model providers by model-string prefix (``scripted``, ``local``...), from the plugins'
+        ``register_model_providers`` hooks: a run's model layer routes to these only."""
+        from .models.providers import collect
+
+        return collect(self.host)
+
     def prompt_library(self, registry: Registry | None = None, first_dirs: Iterable[str] = ()):
         """The user's prompt directories (``first_dirs``, then the settings'), plugins' templates, the built-ins."""
         from .runtime import Runtime
@@ -289,19 +297,28 @@ class Application:
         self._registry = None
 
     def plugin_commands(self):
-        """A click group holding the commands plugins add through ``register_commands``."""
+        """A click group holding the commands plugins (the core's built-in one included) add
+        through ``register_commands``. A command name belongs to one plugin."""
         if self._commands is None:
             import click
 
-            from .errors import EvalyardError, PluginError
+            from .errors import PluginError
 
-            group = click.Group()
-            try:
-                self.host.pm.hook.register_commands(cli=group)
-            except EvalyardError:
-                raise
-            except Exception as exc:
-                raise PluginError(f"a plugin failed in register_commands: {type(exc).__name__}: {exc}") from exc
+            per_plugin: list[tuple[str, click.Group]] = []
+
+            def group_for(plugin: str) -> click.Group:
+                per_plugin.append((plugin, click.Group()))
+                return per_plugin[-1][1]
+
+            self.host.call_per_plugin("register_commands", cli=group_for)
+            group, added_by = click.Group(), {}
+            for plugin, commands in per_plugin:
+                for name, command in commands.commands.items():
+                    if name in added_by:
+                        raise PluginError(f"plugin {plugin!r} adds the command {name!r}, which plugin "
+                                          f"{added_by[name]!r} added already")
+                    added_by[name] = plugin
+                    group.add_command(command, name)
             self._commands = group
         return self._commands
 
@@ -328,7 +345,7 @@ class Application:
 
             return load_suite(source, self.registry, format=format, field_map=field_map)
         if isinstance(source, (list, tuple)):
-            from .builtins.loaders import case_from_record, check_unique_ids
+            from .cases import case_from_record, check_unique_ids
 
             cases = [c if isinstance(c, Case) else case_from_record(c, path="cases", line=i + 1, index=i, field_map={})
                      for i, c in enumerate(source)]
@@ -388,7 +405,8 @@ class Application:
                        plugin_templates=plugin_templates(self.registry), model_settings=run_settings.get("models"),
                        use_cache=run_settings.get("use_cache", True),
                        max_cost=None if max_cost is None else max(0.0, max_cost - spent),
-                       concurrency=batch_concurrency(run_settings, concurrency), batch=bool(run_settings.get("batch")))
+                       concurrency=batch_concurrency(run_settings, concurrency), batch=bool(run_settings.get("batch")),
+                       plugins=self.host)
 
     def evaluate(self, suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
                  executor: str | None = None, generator: str | None = None,

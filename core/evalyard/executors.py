@@ -9,8 +9,9 @@ results written by the runner as they come back) needs nothing else from the cor
 
 The core's own, registered by ``evalyard.builtins.executors``:
 
-- ``inline``: a thread pool of ``concurrency`` threads (cheap CPU work, libraries that
-  release the GIL);
+- ``thread``: a thread pool of ``concurrency`` threads (cheap CPU work, libraries that
+  release the GIL). ``inline``, its name before 0.3, still works everywhere an executor is named
+  (a scorer's ``executor``, ``--executor``, a suite's ``executor:``, runs stored with it);
 - ``process``: ``concurrency`` spawned worker processes (CPU-heavy pure Python), each
   running torch/BLAS/OpenMP on its share of the CPUs;
 - ``async``: the event loop; each case's ``ascore`` is one request, and at most
@@ -26,6 +27,15 @@ from typing import Any, Protocol
 
 from .errors import BatchStopped, InputError, StopRun
 from .scoring import Case, Score, Scorer
+
+
+#: Old executor names that still work, and the name each stands for.
+ALIASES = {"inline": "thread"}
+
+
+def canonical_name(name: str) -> str:
+    """The executor a name stands for (``inline`` is ``thread``)."""
+    return ALIASES.get(name, name)
 
 
 class Executor(Protocol):

@@ -13,6 +13,15 @@ hookspec = pluggy.HookspecMarker("evalyard")
 hookimpl = pluggy.HookimplMarker("evalyard")
 
 
+@hookspec(historic=True)
+def register_hookspecs(register):
+    """Declare hooks of the plugin's own (as pytest's ``pytest_addhooks``): ``register(namespace)``
+    for a module or class whose functions are marked ``@evalyard.hookspec``. Other plugins then
+    implement them with ``@evalyard.hookimpl``, and they load, trace and block like the core's
+    hooks; the declaring plugin asks for what was registered through
+    ``runtime.registered(hook_name)``. Called for every plugin as it loads."""
+
+
 @hookspec
 def register_scorers(register):
     """Register scorer classes: ``register(MyScorer)`` for each ``evalyard.Scorer`` subclass."""
@@ -57,6 +66,17 @@ def register_scorer_kinds(register):
 def register_executors(register):
     """Register executors: ``register(name, factory)``; ``factory(concurrency)`` returns an
     ``evalyard.executors.Executor`` (where scorer batches run: threads, processes, a cluster)."""
+
+
+@hookspec
+def register_model_providers(register):
+    """Register model providers: ``register(name, handler)`` sends the model strings ``NAME/...``
+    to ``handler``, a litellm custom handler (``completion`` / ``acompletion``; subclassing
+    ``litellm.CustomLLM`` is not needed, so registering imports nothing heavy). A handler may
+    also have ``capabilities(model)``, returning what the model layer should assume when a
+    suite's ``models:`` settings say nothing: ``supports_schema``, ``supports_logprobs``,
+    ``concurrency``, ``reasoning``. One prefix belongs to one plugin. The core's scripted test
+    model (``scripted/PATH``) and the local-model plugin (``local/NAME``) register this way."""
 
 
 @hookspec(firstresult=True)

@@ -45,12 +45,12 @@ LAZY: dict[str, tuple[str, str]] = {
     "table": ("cli.options", "table"),
     "OneLineErrors": ("cli.prompts", "OneLineErrors"),
     # case parsing, for a plugin's own data format
-    "case_from_record": ("builtins.loaders", "case_from_record"),
-    "check_unique_ids": ("builtins.loaders", "check_unique_ids"),
-    "read_case_file": ("builtins.loaders", "read_text"),
-    "parse_case_json": ("builtins.loaders", "parse_json"),
-    "load_json_cases": ("builtins.loaders", "load_json"),
-    "load_jsonl_cases": ("builtins.loaders", "load_jsonl"),
+    "case_from_record": ("cases", "case_from_record"),
+    "check_unique_ids": ("cases", "check_unique_ids"),
+    "read_case_file": ("cases", "read_text"),
+    "parse_case_json": ("cases", "parse_json"),
+    "load_json_cases": ("cases", "load_json"),
+    "load_jsonl_cases": ("cases", "load_jsonl"),
 }
 
 

@@ -13,7 +13,7 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pluggy
 
@@ -29,6 +29,8 @@ BUILTIN_PLUGINS = (
     "evalyard.builtins.scorers",
     "evalyard.builtins.executors",
     "evalyard.builtins.generators",
+    "evalyard.builtins.commands",
+    "evalyard.testing.scripted",
 )
 
 #: The namespace of everything the core registers itself (``evalyard/contains``).
@@ -68,11 +70,19 @@ class PluginHost:
                 namespace = os.path.splitext(os.path.basename(spec))[0] if spec.endswith(".py") else spec
                 self._add(_import_extra(spec), spec, PluginInfo(spec, namespace, None, None, builtin=False))
         for name, plugin in plugins:
-            self.register(plugin, name)
-        self.check()
+            self._add(plugin, name, PluginInfo(name, name, None, None, builtin=False))
         if settings.trace_plugins:
             self.pm.trace.root.setwriter(sys.stderr.write)
             self.pm.enable_tracing()
+        # Plugins declare their own hooks before anything is checked; the call is historic, so a
+        # plugin registered later (``register``) declares its hooks as it is added.
+        try:
+            self.pm.hook.register_hookspecs.call_historic(kwargs={"register": self._add_hookspecs})
+        except PluginError:
+            raise
+        except Exception as exc:
+            raise PluginError(f"a plugin failed in register_hookspecs: {type(exc).__name__}: {exc}") from exc
+        self.check()
 
     # -- loading -------------------------------------------------------
     def _load_entry_points(self) -> None:
@@ -95,13 +105,58 @@ class PluginHost:
                 builtin=False))
 
     def _add(self, plugin: object, name: str, info: PluginInfo) -> None:
+        if self.pm.has_plugin(name) or self.pm.is_registered(plugin):
+            raise PluginError(f"cannot register plugin {name!r}: a plugin of that name (or the same object) "
+                              "is registered already")
         try:
             self.pm.register(plugin, name=name)
-        except ValueError as exc:  # pluggy: the name or the object is already registered
-            raise PluginError(f"cannot register plugin {name!r}: {exc}") from None
         except pluggy.PluginValidationError as exc:
+            self._drop(plugin, name)
             raise PluginError(f"plugin {name!r} is invalid: {exc}") from None
+        except Exception as exc:  # the plugin's register_hookspecs, run as it is added
+            self._drop(plugin, name)
+            if isinstance(exc, PluginError):
+                raise
+            raise PluginError(f"plugin {name!r} failed in register_hookspecs: {type(exc).__name__}: {exc}") from exc
         self._info[name] = info
+
+    def _drop(self, plugin: object, name: str) -> None:
+        if self.pm.is_registered(plugin):
+            self.pm.unregister(plugin, name=name)
+
+    def _add_hookspecs(self, namespace: object) -> None:
+        """``register_hookspecs``' callback: a module or class of ``@evalyard.hookspec`` functions."""
+        try:
+            self.pm.add_hookspecs(namespace)
+        except ValueError as exc:  # pluggy: no hook specification marked for evalyard in it
+            raise PluginError(f"register_hookspecs: {exc} (mark them with @evalyard.hookspec)") from None
+
+    def collect(self, hook_name: str, what: str,
+                check: Callable[[str, Any, str], None] | None = None) -> dict[str, Any]:
+        """What plugins register through a hook of the shape ``register(name, obj)``, by name.
+
+        One name belongs to one plugin (a second is an error naming both); ``check(name, obj,
+        plugin)`` may refuse an object by raising ``PluginError``. Calls go through pluggy, one
+        per implementing plugin (tracing applies)."""
+        found: dict[str, tuple[Any, str]] = {}
+
+        def register_for(plugin: str) -> Callable[[str, Any], None]:
+            def register(name: str, obj: Any) -> None:
+                if not isinstance(name, str) or not name or "/" in name:
+                    raise PluginError(f"plugin {plugin!r}: a {what}'s name is a non-empty string without '/'; "
+                                      f"got {name!r}")
+                if check is not None:
+                    check(name, obj, plugin)
+                if name in found:
+                    raise PluginError(f"plugin {plugin!r} registered {what} {name!r}, which plugin "
+                                      f"{found[name][1]!r} registered already")
+                found[name] = (obj, plugin)
+            return register
+
+        if not hasattr(self.pm.hook, hook_name):
+            raise PluginError(f"no loaded plugin declares the hook {hook_name!r}")
+        self.call_per_plugin(hook_name, register=register_for)
+        return {name: obj for name, (obj, _) in found.items()}
 
     def check(self) -> None:
         """A hook implementation whose name matches no specification is almost always a typo."""

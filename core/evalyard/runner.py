@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Coroutine, TypeVar
 
 from .errors import BatchStopped, ConfigError, EvalyardError, InputError, StopRun, UnknownNameError
+from .executors import canonical_name
 from .registry import Entry, Registry
 from .scoring import Case, Generation, Generator, Score, Scorer
 from .suite import ScorerSpec, Suite
@@ -129,7 +130,7 @@ def prepare_scorers(specs: list[ScorerSpec], registry: Registry, executor: str |
         except ConfigError as exc:
             raise InputError(f"{where}: bad config for scorer {exc}") from None
         # --executor moves every scorer that is not async (model calls stay on the event loop)
-        chosen = cls.executor if (executor is None or cls.executor == "async") else executor
+        chosen = canonical_name(cls.executor if (executor is None or cls.executor == "async") else executor)
         if chosen not in registry.executors:
             raise InputError(f"{where}: scorer {spec.name!r} wants executor {chosen!r}, which no plugin registered "
                              f"(known: {', '.join(sorted(e.name for e in registry.executors))})")
@@ -237,6 +238,7 @@ class Runner:
 
     # -- set-up ----------------------------------------------------------
     def executor(self, name: str):
+        name = canonical_name(name)  # a run stored before the rename says inline
         if name not in self._executors:
             self._executors[name] = self.registry.executors.get(name)(self.concurrency)
         return self._executors[name]

@@ -20,7 +20,7 @@ class Runtime:
     def __init__(self, *, judge_model: str | None = None, default_judge: Any = None, prompt_dirs: Iterable[str | Path] = (),
                  plugin_templates: Iterable[tuple[str, Any, str]] = (), model_settings: dict[str, Any] | None = None,
                  use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4,
-                 batch: bool = False) -> None:
+                 batch: bool = False, plugins: Any = None) -> None:
         self._judge_model = judge_model
         self._default_judge = default_judge
         self._judge_resolved = judge_model is not None
@@ -31,6 +31,8 @@ class Runtime:
         self.max_cost = max_cost
         self.concurrency = concurrency
         self.batch = batch
+        self._plugins = plugins
+        self._registered: dict[str, dict[str, Any]] = {}
         self._store = None
         self._run_id: str | None = None
         self._prompts = None
@@ -85,6 +87,30 @@ class Runtime:
         return self._judge_model
 
     @property
+    def plugins(self):
+        """The application's plugin host; for a runtime made outside an application, the plugins a
+        default application loads (settings from the environment)."""
+        if self._plugins is None:
+            from .plugins import PluginHost
+            from .settings import Settings
+
+            self._plugins = PluginHost(Settings.from_env())
+        return self._plugins
+
+    def registered(self, hook_name: str, what: str = "entry") -> dict[str, Any]:
+        """What the application's plugins register through a hook of the ``register(name, obj)``
+        shape, by name: how a plugin reads the hooks it declared (``register_hookspecs``)."""
+        if hook_name not in self._registered:
+            self._registered[hook_name] = self.plugins.collect(hook_name, what)
+        return self._registered[hook_name]
+
+    def model_providers(self) -> dict[str, Any]:
+        """Model providers by model-string prefix (``register_model_providers``)."""
+        from .models.providers import collect
+
+        return collect(self.plugins)
+
+    @property
     def prompts(self):
         """The prompt library: user directories, then plugins' templates, then the built-ins."""
         if self._prompts is None:
@@ -110,7 +136,7 @@ class Runtime:
                         for model, value in self.model_settings.items()}
             self._models = ModelLayer(cache=cache, use_cache=self.use_cache, concurrency=self.concurrency,
                                       settings=settings, usage=UsageMeter(max_cost=self.max_cost),
-                                      judge_model=self._judge_model)
+                                      judge_model=self._judge_model, providers=self.model_providers())
             if self.batch or any(s.batch for s in settings.values()):
                 from .models.batch import BatchQueue
 

@@ -116,9 +116,10 @@ class Scorer:
     - ``higher_is_better``: direction used by ``compare`` and thresholds.
     - ``labels``: for categorical scorers, the possible labels.
     - ``threshold``: default pass threshold on ``value`` (None: no pass/fail).
-    - ``executor``: where batches run: ``"inline"`` (cheap CPU work, the runner's thread
-      pool), ``"process"`` (CPU-heavy pure Python, worker processes), ``"async"`` (model
-      calls, the event loop), or an executor a plugin registered.
+    - ``executor``: where batches run: ``"thread"`` (cheap CPU work, the runner's thread
+      pool; ``"inline"``, its old name, still works), ``"process"`` (CPU-heavy pure Python,
+      worker processes), ``"async"`` (model calls, the event loop), or an executor a plugin
+      registered.
     - ``Config``: a dataclass of typed settings with defaults; values given by
       users are checked and converted before any scoring starts.
     - ``renamed_options``: ``{old: new}`` for config options that were renamed, so the old
@@ -135,7 +136,7 @@ class Scorer:
     higher_is_better: ClassVar[bool] = True
     labels: ClassVar[tuple[str, ...]] = ()
     threshold: ClassVar[float | None] = None
-    executor: ClassVar[str] = "inline"
+    executor: ClassVar[str] = "thread"
     batch_size: ClassVar[int] = 256
     renamed_options: ClassVar[dict[str, str]] = {}
 

@@ -20,6 +20,7 @@ Every error names the file, the line and the field.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,7 @@ def parse_scorer_option(text: str, path: str | None = None, line: int | None = N
         raise bad(f"threshold must be a number or {CALIBRATED!r}") from None
     if not name.strip():
         raise bad("expected a scorer name before ':'")
-    origin = f"{path}:{line}" if path is not None else option
+    origin = f"{path}:{line}" if path is not None else f"{option} {text!r}"
     return ScorerSpec(name=name.strip(), config=config, threshold=threshold, origin=origin)
 
 
@@ -178,7 +179,7 @@ def load_data_file(path: Path, registry: Registry, field_map: dict[str, str] | N
         origins = [str(path)] * len(cases)
     if not cases:
         raise InputError("the file has no cases", path=str(path), line=1)
-    from .builtins.loaders import check_unique_ids
+    from .cases import check_unique_ids
 
     check_unique_ids(cases, origins)
     return cases, list(origins)
@@ -199,7 +200,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
         raise InputError("--field maps a data file's columns; a YAML suite maps them in its own 'fields:'",
                          path=str(path))
 
-    from .builtins.loaders import read_text
+    from .cases import read_text
 
     yaml, loader = _yaml_loader()
     text = read_text(path)
@@ -245,7 +246,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
             pass
         cases, origins = load_data_file(data_path, registry, field_map, data_format)
     else:
-        from .builtins.loaders import check_unique_ids, case_from_record
+        from .cases import check_unique_ids, case_from_record
 
         raw_cases = doc["cases"]
         if not isinstance(raw_cases, list):
@@ -273,7 +274,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
                              field="prompts")
     executor = doc.get("executor")
     if executor is not None and (not isinstance(executor, str) or not executor.strip()):
-        raise InputError("expected an executor name (inline, process, or one a plugin registers)", path=sp,
+        raise InputError("expected an executor name (thread, process, or one a plugin registers)", path=sp,
                          line=_line_of(doc), field="executor")
     suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp, models=models,
                   prompt_dirs=prompt_dirs, executor=executor.strip() if executor else None)
@@ -320,14 +321,49 @@ def _model_settings(raw: Any, path: str, line: int) -> dict[str, dict[str, Any]]
         if not isinstance(model, str) or not isinstance(settings, dict):
             raise InputError("expected settings (a mapping) for each model string", path=path, line=where,
                              field=f"models.{model}")
-        for key in ("api_base", "api_key_env"):
-            if key in settings and not isinstance(settings[key], str):
-                raise InputError("expected text", path=path, line=where, field=f"models.{model}.{key}")
-        if "params" in settings and not isinstance(settings["params"], dict):
-            raise InputError("expected a mapping", path=path, line=where, field=f"models.{model}.params")
-        for key in ("concurrency", "rpm", "timeout"):
-            value = settings.get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
-                raise InputError("expected a positive number", path=path, line=where, field=f"models.{model}.{key}")
+        _check_model_settings(settings, path, where, f"models.{model}")
         out[model] = dict(settings)
     return out
+
+
+#: What a pydantic error type means, said the way every other input error here says it.
+_EXPECTED = {"string_type": "expected text", "dict_type": "expected a mapping", "bool_type": "expected true or false",
+             "int_type": "expected a positive whole number", "greater_than": "expected a positive number",
+             "float_type": "expected a positive number", "int_from_float": "expected a positive whole number"}
+
+
+def _check_model_settings(settings: dict[str, Any], path: str, line: int, field: str) -> None:
+    """The types of one model's settings (``evalyard.models.ModelSettings``), checked by pydantic:
+    an InputError names the first bad key. Unknown keys are request parameters and pass."""
+    from pydantic import ValidationError
+
+    try:
+        _model_settings_schema().model_validate(settings, strict=True)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise InputError(_EXPECTED.get(error["type"], error["msg"]), path=path, line=line,
+                         field=f"{field}.{where}") from None
+
+
+@functools.lru_cache(maxsize=1)
+def _model_settings_schema() -> type:
+    from typing import Optional
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class SuiteModelSettings(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+        api_base: Optional[str] = None
+        api_key_env: Optional[str] = None
+        params: dict[str, Any] = {}
+        concurrency: Optional[int] = Field(default=None, gt=0)
+        rpm: Optional[float] = Field(default=None, gt=0)
+        timeout: Optional[float] = Field(default=None, gt=0)
+        supports_schema: Optional[bool] = None
+        supports_logprobs: Optional[bool] = None
+        batch: Optional[bool] = None
+        batch_poll_s: Optional[float] = Field(default=None, gt=0)
+
+    return SuiteModelSettings

@@ -189,8 +189,10 @@ def test_a_suite_names_its_executor_and_the_run_option_overrides_it(scripted_plu
     store = scripted_plugin.open_store()
     run = evalyard.evaluate(str(suite), app=scripted_plugin)
     assert store.get_run(run.run_id).scorers[0]["executor"] == "process"
-    run = evalyard.evaluate(str(suite), app=scripted_plugin, executor="inline")
-    assert store.get_run(run.run_id).scorers[0]["executor"] == "inline"
+    run = evalyard.evaluate(str(suite), app=scripted_plugin, executor="thread")
+    assert store.get_run(run.run_id).scorers[0]["executor"] == "thread"
+    run = evalyard.evaluate(str(suite), app=scripted_plugin, executor="inline")  # the old name of thread
+    assert store.get_run(run.run_id).scorers[0]["executor"] == "thread"
     suite.write_text("name: s\nexecutor: [process]\nscorers: [scripted]\ncases:\n  - {id: a, candidate: x}\n")
     with pytest.raises(InputError, match=r"suite.yaml:1: field 'executor': expected an executor name"):
         evalyard.evaluate(str(suite), app=scripted_plugin)
@@ -269,56 +271,12 @@ def test_generate_stage_resumes_after_kill(tmp_path, cli_env, evalyard_exe, isol
 
 def test_the_core_has_no_import_cycle():
     """Every import between the core's modules (module level or inside functions) forms no cycle."""
-    import ast
     from pathlib import Path
 
-    root = Path(evalyard.__file__).parent
-    modules = {}
-    for path in root.rglob("*.py"):
-        if "migrations" in path.parts or "plugin_template" in path.parts:
-            continue
-        parts = list(path.relative_to(root.parent).with_suffix("").parts)
-        is_package = parts[-1] == "__init__"
-        if is_package:
-            parts = parts[:-1]
-        modules[".".join(parts)] = (path, is_package)
+    from testutil import assert_no_import_cycle, import_graph
 
-    def imports_of(name, path, is_package):
-        package = name if is_package else name.rpartition(".")[0]
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")
-                    base = base[: len(base) - node.level + 1]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module
-                submodules = {f"{target}.{a.name}" for a in node.names} & set(modules)
-                # `from . import x` names the submodule x; importing a package's __init__ for it is implied
-                found |= submodules if submodules and node.module is None else {target} | submodules
-        return {m for m in found if m in modules and m != name}
-
-    graph = {name: imports_of(name, *info) for name, info in modules.items()}
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node):
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(nxt):] + [nxt]))
-            if nxt not in state:
-                visit(nxt)
-        stack.pop()
-        state[node] = 2
-
-    for name in sorted(graph):
-        if name not in state:
-            visit(name)
+    graph = import_graph(Path(evalyard.__file__).parent, skip=("migrations", "plugin_template"))
+    assert_no_import_cycle(graph)
     assert "evalyard.app" in graph and graph["evalyard.runner"]
 
 

@@ -80,6 +80,15 @@ YAML_CASES = [
     ("both data and cases", "name: x\ndata: a.jsonl\ncases: []\n", ["exactly one of"]),
     ("bad threshold", "name: x\nscorers: [{name: json_valid, threshold: high}]\ncases: [{id: a, candidate: x}]\n",
      ["suite.yaml:2", "threshold"]),
+    *[(f"model setting {setting}", "name: x\nscorers: [json_valid]\ncases: [{id: a, candidate: x}]\nmodels:\n"
+       f"  openai/m: {{seed: 1, {setting}}}\n", ["suite.yaml:5", f"field 'models.openai/m.{key}'", expected])
+      for setting, key, expected in [
+          ("concurrency: 2.5", "concurrency", "expected a positive whole number"),
+          ("rpm: 0", "rpm", "expected a positive number"),
+          ("api_key_env: 3", "api_key_env", "expected text"),
+          ("params: [1]", "params", "expected a mapping"),
+          ("supports_schema: 'yes'", "supports_schema", "expected true or false"),
+          ("batch_poll_s: -1", "batch_poll_s", "expected a positive number")]],
 ]
 
 
@@ -98,6 +107,18 @@ def test_bad_fail_under_and_missing_suite(tmp_path, isolated_home):
     assert_one_line_error(run_cli("run", str(tmp_path / "absent.jsonl"), "-s", "json_valid"), "file not found",
                           home=isolated_home)
     assert_one_line_error(run_cli("run"), "SUITE", home=isolated_home)
+
+
+@pytest.mark.parametrize("option, value, fragment", [
+    ("-s", "no_such_scorer", "--scorer 'no_such_scorer': unknown scorer 'no_such_scorer'"),
+    ("-s", "contains:bogus=1", "--scorer 'contains:bogus=1': bad config for scorer contains: unknown config option"),
+    ("-s", "contains:x", "--scorer 'contains:x': expected NAME:key=value"),
+    ("--generator", "echo:x", "--generator 'echo:x': expected NAME:key=value"),
+])
+def test_errors_about_a_command_line_choice_name_its_option(tmp_path, isolated_home, option, value, fragment):
+    path = write(tmp_path / "ok.jsonl", '{"id": "a", "candidate": "x", "reference": "x"}\n')
+    args = ["-s", "contains"] if option != "-s" else []
+    assert_one_line_error(run_cli("run", str(path), option, value, *args), fragment, home=isolated_home)
 
 
 def test_existing_database_untouched_by_bad_input(tmp_path, isolated_home):

@@ -10,6 +10,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import evalyard
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,3 +64,37 @@ def test_every_plugin_declares_the_evalyard_versions_it_works_with():
         [core] = [Requirement(d) for d in dependencies if Requirement(d).name == "evalyard"]
         assert core.specifier.contains(evalyard.__version__), pyproject
         assert any(s.operator == "<" for s in core.specifier), f"{pyproject}: no upper bound on evalyard"
+
+
+def test_case_parsing_is_a_core_library_the_builtin_plugin_only_registers():
+    """The public case-parsing names come from ``evalyard.cases``; the built-in loaders plugin
+    defines no parsing of its own, and nothing in the core imports case parsing from it."""
+    from evalyard.plugin_api import LAZY
+
+    parsing = {name: module for name, (module, _) in LAZY.items()
+               if name in {"case_from_record", "check_unique_ids", "read_case_file", "parse_case_json",
+                           "load_json_cases", "load_jsonl_cases"}}
+    assert set(parsing.values()) == {"cases"} and len(parsing) == 6
+    builtin = ast.parse((ROOT / "core" / "evalyard" / "builtins" / "loaders.py").read_text())
+    assert [n.name for n in builtin.body if isinstance(n, ast.FunctionDef)] == ["register_loaders"]
+    importers = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "core" / "evalyard").rglob("*.py"))
+                 if re.search(r"^\s*from\s+\S*builtins\.loaders\s+import", path.read_text(), re.M)]
+    assert importers == []
+
+
+def test_no_plugin_has_an_import_cycle():
+    """Inside each plugin package no modules import each other in a circle (Trust-Score's plugin.py
+    and scorers.py once did), counting imports inside functions."""
+    from testutil import assert_no_import_cycle, import_graph
+
+    packages = sorted(p for p in ROOT.glob("plugins/*/evalyard_*") if p.is_dir() and (p / "__init__.py").exists())
+    assert len(packages) >= 8
+    for package in packages:
+        assert_no_import_cycle(import_graph(package))
+
+
+def test_the_cycle_check_sees_a_cycle():
+    from testutil import assert_no_import_cycle
+
+    with pytest.raises(AssertionError, match="a -> b -> a"):
+        assert_no_import_cycle({"a": {"b"}, "b": {"a"}, "c": set()})

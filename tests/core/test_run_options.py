@@ -56,6 +56,25 @@ def test_resume_on_another_executor(tmp_path, run_cli, scripted_plugin):
     assert len(pairs) == len(set(pairs)) == n  # every case exactly once across the two executors
 
 
+def test_a_run_stored_with_the_old_executor_name_inline_resumes(tmp_path, run_cli, scripted_plugin):
+    """``inline`` was the thread executor's name: runs stored with it resume on the thread executor."""
+    from sqlmodel import Session
+
+    from evalyard.store.models import RunRow
+
+    _, _, run_id, n = stopped_run(tmp_path, run_cli)
+    store = scripted_plugin.open_store()
+    assert store.get_run(run_id).scorers[0]["executor"] == "thread"
+    with Session(store.engine) as session:
+        row = session.get(RunRow, run_id)
+        row.scorers = [{**scorer, "executor": "inline"} for scorer in row.scorers]
+        session.add(row)
+        session.commit()
+    result = run_cli("run", "--resume", run_id, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["scorers"]["scripted"]["count"] == n
+
+
 def test_a_changed_suite_is_refused_naming_the_difference(tmp_path, run_cli):
     suite, data, run_id, _ = stopped_run(tmp_path, run_cli)
     data.write_text(data.read_text().replace('"c3"', '"c3-renamed"'))

@@ -49,13 +49,22 @@ def test_no_socket_connect_at_import_or_without_model_calls():
     assert out.strip() == "0"
 
 
-def test_loading_litellm_stays_offline():
-    out = _run("""
+def test_loading_litellm_stays_offline(tmp_path):
+    """Loading litellm routes no provider of ours by itself; the first call to a scripted model
+    routes the one the plugins registered, and nothing touches the network."""
+    rules = tmp_path / "rules.jsonl"
+    rules.write_text('{"content": "hello"}\n')
+    out = _run(f"""
         import sys
         connects = []
         sys.addaudithook(lambda event, args: connects.append(args[1]) if event == "socket.connect" else None)
+        from evalyard.models import ModelLayer
         from evalyard.models.providers import load_litellm
         litellm = load_litellm()
-        print(len(connects), litellm.suppress_debug_info, "scripted" in litellm.provider_list)
+        before = "scripted" in litellm.provider_list
+        layer = ModelLayer()
+        text = layer.complete_sync("scripted/{rules}", [{{"role": "user", "content": "hi"}}]).text
+        layer.close()
+        print(len(connects), litellm.suppress_debug_info, before, "scripted" in litellm.provider_list, text)
     """)
-    assert out.split() == ["0", "True", "True"]
+    assert out.split() == ["0", "True", "False", "True", "hello"]

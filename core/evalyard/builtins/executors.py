@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..hookspecs import hookimpl
 
 
-def inline(concurrency: int):
+def thread(concurrency: int):
     from ..executors import ThreadExecutor
 
     return ThreadExecutor(concurrency)
@@ -29,6 +29,6 @@ def run_async(concurrency: int):
 
 @hookimpl
 def register_executors(register):
-    register("inline", inline)
+    register("thread", thread)  # ``inline`` (its old name) is an alias: evalyard.executors.ALIASES
     register("process", process)
     register("async", run_async)

@@ -2,9 +2,9 @@
 
 The root group gets its application from the click context (``obj``): the console script
 makes one from the environment, tests pass their own (``CliRunner().invoke(cli, args,
-obj=app)``). Commands that plugins add through ``register_commands`` belong to that
-application, so they are looked up through it. Only click is imported at start-up; each
-command imports what it needs when it runs.
+obj=app)``). Every command, the core's own included (``evalyard.builtins.commands``), is added
+through ``register_commands`` and belongs to that application, so it is looked up through it.
+Only click is imported at start-up; each command imports what it needs when it runs.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import click
 
 from ..errors import EvalyardError, InputError
-from . import cache, compare, plugin_new, plugins, prompts, report, run, runs
 from .options import CLIError, current_app
 
 
@@ -28,27 +27,25 @@ def _case_from_suite(spec: str) -> dict:
     raise InputError(f"no case with id {case_id!r}", path=path)
 
 
-BUILTIN_COMMANDS = click.Group()
-for _module in (run, runs, compare, plugins, plugin_new, report):
-    _module.register(BUILTIN_COMMANDS)
-prompts.register(BUILTIN_COMMANDS, load_case=_case_from_suite,
-                 library_factory=lambda dirs: current_app().prompt_library(first_dirs=dirs))
-cache.register(BUILTIN_COMMANDS)
+def add_builtin_commands(group: click.Group) -> None:
+    """The core's commands, added by its built-in plugin through ``register_commands``."""
+    from . import cache, compare, plugin_new, plugins, prompts, report, run, runs
+
+    for module in (run, runs, compare, plugins, plugin_new, report):
+        module.register(group)
+    prompts.register(group, load_case=_case_from_suite,
+                     library_factory=lambda dirs: current_app().prompt_library(first_dirs=dirs))
+    cache.register(group)
 
 
 class EvalyardGroup(click.Group):
-    """Built-in commands, then the application's plugin commands; evalyard errors become one line, exit 2."""
+    """The application's commands (the core's and plugins'); evalyard errors become one line, exit 2."""
 
     def list_commands(self, ctx):
-        names = set(BUILTIN_COMMANDS.commands)
-        names |= set(self._plugin_commands(ctx).commands)
-        return sorted(names)
+        return sorted(self._plugin_commands(ctx).commands)
 
     def get_command(self, ctx, name):
-        command = BUILTIN_COMMANDS.commands.get(name)
-        if command is None:
-            command = self._plugin_commands(ctx).commands.get(name)
-        return command
+        return self._plugin_commands(ctx).commands.get(name)
 
     def _plugin_commands(self, ctx) -> click.Group:
         try:

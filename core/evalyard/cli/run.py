@@ -28,7 +28,7 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
         return None, {}
     from ..suite_files import parse_scorer_option
 
-    spec = parse_scorer_option(text)
+    spec = parse_scorer_option(text, option="--generator")
     if spec.threshold is not None:
         raise CLIError(f"--generator {text!r}: a generator has no threshold")
     return spec.name, spec.config
@@ -49,7 +49,7 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
                    "options (refused, naming the difference, when they describe another run); --executor may change.")
 @click.option("--concurrency", "-j", default=4, show_default=True, type=click.IntRange(1, 1024),
               help="Model requests in flight (async scorers and generators), batches in flight (others).")
-@click.option("--executor", metavar="NAME", help="Run every non-async scorer on this executor (inline, process, "
+@click.option("--executor", metavar="NAME", help="Run every non-async scorer on this executor (thread, process, "
               "or one a plugin registers).")
 @click.option("--format", "data_format", metavar="NAME",
               help="Read SUITE (a data file) as this data format (e.g. trust-eval); default: by its file ending.")
@@ -122,7 +122,11 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     try:
         plan = None
         if suite:
-            plan = app.plan(suite, list(scorers) or None, name=name, executor=executor, generator=generator_name,
+            from ..suite_files import parse_scorer_option
+
+            # Parsed here so that errors about a choice name the option it came from (--scorer).
+            chosen = [parse_scorer_option(text) for text in scorers]
+            plan = app.plan(suite, chosen or None, name=name, executor=executor, generator=generator_name,
                             generator_config=generator_config, judge_model=judge_model, use_cache=not no_cache,
                             max_cost=max_cost, concurrency=concurrency, format=data_format, field_map=field_map,
                             batch=batch, calibrated=calibrated)

@@ -78,12 +78,17 @@ class ModelLayer:
     each model is further limited to ``per_model_concurrency`` (or its settings'
     ``concurrency``), cut in half when the provider pushes back. Sync wrappers
     (``complete_sync``, ``complete_json_sync``) run on the process's background loop.
+
+    ``providers`` maps model-string prefixes to our own providers (``scripted``, ``local``...):
+    an application's, collected through the ``register_model_providers`` hook. A layer made
+    without them asks the plugins a default application loads (settings from the environment).
     """
 
     def __init__(self, *, cache: ResponseCache | None = None, use_cache: bool = True, concurrency: int = 16,
                  per_model_concurrency: int | None = None, timeout: float = 60.0,
                  retry: RetryPolicy | None = None, settings: dict[str, ModelSettings] | None = None,
-                 usage: UsageMeter | None = None, judge_model: str | None = None, seed: int | None = None) -> None:
+                 usage: UsageMeter | None = None, judge_model: str | None = None, seed: int | None = None,
+                 providers: dict[str, Any] | None = None) -> None:
         self.cache = cache if cache is not None else MemoryCache()
         self.use_cache = use_cache
         self.concurrency = concurrency
@@ -99,6 +104,7 @@ class ModelLayer:
         self._rng = random.Random(seed)
         self._background = shared_loop()
         self._litellm: Any = None
+        self._providers = None if providers is None else dict(providers)
         #: Provider batch jobs (``run --batch``): set by the run's runtime; ``batch_all`` sends
         #: every model that can be batched, otherwise only models whose settings say ``batch``.
         self.batch: Any = None
@@ -108,12 +114,43 @@ class ModelLayer:
     def settings_for(self, model: str) -> ModelSettings:
         return self.settings.get(model) or ModelSettings()
 
+    @property
+    def providers(self) -> dict[str, Any]:
+        """Our own providers by model-string prefix, with those added by ``add_custom_provider``."""
+        from .providers import added_providers, default_providers
+
+        if self._providers is None:
+            self._providers = default_providers()
+        return {**self._providers, **added_providers()}
+
+    def provider_of(self, model: str) -> Any:
+        """The provider of ours behind ``model``, or None (litellm's own providers)."""
+        return self.providers.get(model.split("/", 1)[0])
+
+    def capabilities(self, model: str) -> dict[str, Any]:
+        from .providers import capabilities
+
+        handler = self.provider_of(model)
+        return {} if handler is None else capabilities(handler, model)
+
+    def _route(self, model: str) -> None:
+        """Point litellm's process-wide routing at this layer's provider for ``model``; a prefix
+        routed by another application but not provided here (its plugin blocked) is refused."""
+        from .providers import route, routed_elsewhere
+
+        prefix = model.split("/", 1)[0]
+        handler = self.provider_of(model)
+        if handler is not None:
+            route(self.litellm, prefix, handler)
+        elif routed_elsewhere(prefix):
+            raise ModelCallError(f"model {model}: no loaded plugin provides {prefix}/ models here "
+                                 "(is its plugin blocked or not allowed?)", model=model, status=None, attempts=0,
+                                 retryable=False)
+
     def limit_for(self, model: str) -> AdaptiveLimit:
         limit = self._limits.get(model)
         if limit is None:
-            from .providers import capabilities
-
-            size = (self.settings_for(model).concurrency or capabilities(model).get("concurrency")
+            size = (self.settings_for(model).concurrency or self.capabilities(model).get("concurrency")
                     or self.per_model_concurrency)
             limit = self._limits.setdefault(model, AdaptiveLimit(size))
         return limit
@@ -133,21 +170,21 @@ class ModelLayer:
         return self._litellm
 
     def supports_schema(self, model: str) -> bool:
-        from .providers import capabilities, supports_response_schema
+        from .providers import supports_response_schema
 
         declared = self.settings_for(model).supports_schema
         if declared is None:
-            declared = capabilities(model).get("supports_schema")
+            declared = self.capabilities(model).get("supports_schema")
         if declared is not None:
             return declared
         return supports_response_schema(self.litellm, model)
 
     def supports_logprobs(self, model: str) -> bool | None:
-        from .providers import capabilities, supports_logprobs
+        from .providers import supports_logprobs
 
         declared = self.settings_for(model).supports_logprobs
         if declared is None:
-            declared = capabilities(model).get("supports_logprobs")
+            declared = self.capabilities(model).get("supports_logprobs")
         if declared is not None:
             return declared
         return supports_logprobs(self.litellm, model)
@@ -155,9 +192,7 @@ class ModelLayer:
     def reasons_by_default(self, model: str) -> bool:
         """Whether judges ask this model for reasoning before its answer when a scorer does not say:
         yes, unless the model's provider says it answers better without (small local models)."""
-        from .providers import capabilities
-
-        return bool(capabilities(model).get("reasoning", True))
+        return bool(self.capabilities(model).get("reasoning", True))
 
     def request_params(self, model: str, params: dict[str, Any] | None = None,
                        logprobs: int | None = None) -> dict[str, Any]:
@@ -224,6 +259,7 @@ class ModelLayer:
 
     async def _call_with_retries(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any],
                                  key: str, template: str | None) -> Completion:
+        self._route(model)
         settings = self.settings_for(model)
         limit = self.limit_for(model)
         rate = self._rate_for(model)
@@ -288,13 +324,10 @@ class ModelLayer:
         elif settings.api_base and model.startswith("openai/"):
             # An OpenAI-compatible local server usually wants no key, but the client insists on one.
             kwargs["api_key"] = Settings.variable("OPENAI_API_KEY") or "no-key"
-        if template:
-            from .providers import is_custom
-
-            # Only our own providers read it (the scripted model matches rules on it); for the
-            # others litellm would build a logging payload from it on every call.
-            if is_custom(model):
-                kwargs["metadata"] = {"evalyard_template": template}
+        # Only our own providers read it (the scripted model matches rules on it); for the
+        # others litellm would build a logging payload from it on every call.
+        if template and self.provider_of(model) is not None:
+            kwargs["metadata"] = {"evalyard_template": template}
         return kwargs
 
     def _completion(self, model: str, response: Any, key: str, latency_ms: float, attempts: int) -> Completion:

@@ -1,10 +1,17 @@
-"""litellm, imported only when a model is first called, and set up to stay offline.
+"""Model providers of our own, and litellm, imported only when a model is first called.
 
-Importing litellm is slow and, unless told otherwise, fetches the price map from the
-network; so nothing imports it at module level. :func:`load_litellm` sets
-``LITELLM_LOCAL_MODEL_COST_MAP`` before the import (the bundled price map is used),
-silences litellm's debug banners, and registers our custom providers
-(``scripted/PATH`` and any added with :func:`add_custom_provider`).
+A provider is a litellm custom handler (``completion`` / ``acompletion``, duck-typed: no
+subclass of ``litellm.CustomLLM`` needed) behind the model strings ``NAME/...``. Plugins
+register them with the ``register_model_providers`` hook, so the allow/block lists, tracing and
+a test's own plugins decide which providers an application has; :func:`collect` asks the
+plugins. litellm keeps one routing table per process, so a model layer routes its own
+providers into it before each call (:func:`route`), and refuses a prefix another application
+routed but its own plugins do not provide (a blocked plugin's provider stays blocked).
+
+Importing litellm is slow and, unless told otherwise, fetches the price map from the network;
+so nothing imports it at module level. :func:`load_litellm` sets
+``LITELLM_LOCAL_MODEL_COST_MAP`` before the import (the bundled price map is used) and silences
+litellm's debug banners.
 """
 
 from __future__ import annotations
@@ -14,28 +21,79 @@ import threading
 from typing import Any
 
 _lock = threading.Lock()
-_pending: dict[str, Any] = {}
+#: Added from Python with add_custom_provider: every model layer of the process has them.
+_added: dict[str, Any] = {}
+#: What litellm's routing table holds for us now: prefix -> handler.
+_routed: dict[str, Any] = {}
 
 
 def add_custom_provider(name: str, handler: Any) -> None:
-    """Route ``name/...`` model strings to ``handler`` (a ``litellm.CustomLLM``).
+    """Route ``name/...`` model strings to ``handler`` in every model layer of this process
+    (a script or a notebook; it wins over a plugin's provider of the same name).
 
-    Takes effect on the next call; when litellm is not imported yet it is registered
-    at import, so adding a provider costs nothing until a model is called.
+    A plugin registers its providers with the ``register_model_providers`` hook instead, which
+    the plugin allow/block lists and tracing govern. Nothing is imported until a model is called.
     """
+    _check(name, None, "add_custom_provider")
     with _lock:
-        _pending[name] = handler
-        import sys
-
-        if "litellm" in sys.modules:
-            _install(sys.modules["litellm"])
+        _added[name] = handler
 
 
-def capabilities(model: str) -> dict[str, Any]:
-    """What one of our custom providers says about a model: ``supports_schema``,
-    ``supports_logprobs``, ``concurrency`` (what its runtime can run at once). Empty for others:
-    litellm knows those, and a suite's ``models:`` settings override either."""
-    handler = _pending.get(model.split("/", 1)[0])
+def added_providers() -> dict[str, Any]:
+    return dict(_added)
+
+
+def _check(name: Any, handler: Any, who: str) -> None:
+    """A provider's name is a model-string prefix; a plugin's handler must answer calls."""
+    from ..errors import PluginError
+
+    if not isinstance(name, str) or not name or "/" in name:
+        raise PluginError(f"{who}: a model provider's name is the prefix of its model strings "
+                          f"(e.g. 'local' for local/...), without '/'; got {name!r}")
+    if handler is not None and not any(callable(getattr(handler, method, None)) for method in ("completion", "acompletion")):
+        raise PluginError(f"{who}: model provider {name!r} has neither completion() nor acompletion(): "
+                          "expected a litellm custom handler")
+
+
+def collect(host: Any) -> dict[str, Any]:
+    """The providers the plugins of ``host`` (a ``PluginHost``) register, by model-string prefix,
+    with those added through :func:`add_custom_provider` on top. One prefix, one plugin."""
+    found = host.collect("register_model_providers", "model provider",
+                         check=lambda name, handler, plugin: _check(name, handler, f"plugin {plugin!r}"))
+    return {**found, **_added}
+
+
+def default_providers() -> dict[str, Any]:
+    """The providers of the plugins a default application loads (settings from the environment):
+    for a model layer made outside any application."""
+    from ..plugins import PluginHost
+    from ..settings import Settings
+
+    return collect(PluginHost(Settings.from_env()))
+
+
+def route(litellm: Any, name: str, handler: Any) -> None:
+    """Make litellm send ``name/...`` model strings to ``handler`` (a no-op when it does already)."""
+    if _routed.get(name) is handler:
+        return
+    with _lock:
+        entries = [entry for entry in (litellm.custom_provider_map or []) if entry.get("provider") != name]
+        litellm.custom_provider_map = [*entries, {"provider": name, "custom_handler": handler}]
+        _routed[name] = handler
+        from litellm.utils import custom_llm_setup
+
+        custom_llm_setup()
+
+
+def routed_elsewhere(name: str) -> bool:
+    """Whether litellm routes ``name/...`` to a provider of ours that some model layer routed."""
+    return name in _routed
+
+
+def capabilities(handler: Any, model: str) -> dict[str, Any]:
+    """What one of our providers says about a model: ``supports_schema``, ``supports_logprobs``,
+    ``concurrency`` (what its runtime can run at once), ``reasoning``. Empty when it says nothing:
+    litellm knows the others, and a suite's ``models:`` settings override either."""
     ask = getattr(handler, "capabilities", None)
     if ask is None:
         return {}
@@ -43,21 +101,6 @@ def capabilities(model: str) -> dict[str, Any]:
         return dict(ask(model) or {})
     except Exception:  # a provider that cannot tell (e.g. no such model) says nothing
         return {}
-
-
-def is_custom(model: str) -> bool:
-    """Whether ``model`` goes to one of our custom providers (``scripted/...`` and added ones)."""
-    return model.split("/", 1)[0] in _pending or model.startswith("scripted/")
-
-
-def _install(litellm: Any) -> None:
-    existing = {entry["provider"]: entry for entry in (litellm.custom_provider_map or [])}
-    for name, handler in _pending.items():
-        existing[name] = {"provider": name, "custom_handler": handler}
-    litellm.custom_provider_map = list(existing.values())
-    from litellm.utils import custom_llm_setup
-
-    custom_llm_setup()
 
 
 def load_litellm() -> Any:
@@ -73,11 +116,6 @@ def load_litellm() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
-        if "scripted" not in _pending:
-            from ..testing.scripted import ScriptedModel
-
-            _pending["scripted"] = ScriptedModel()
-        _install(litellm)
         litellm._evalyard_ready = True
         return litellm
 

@@ -46,10 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:  # litellm is present whenever this module is used as a provider
-    from litellm import CustomLLM as _Base
-except ImportError:  # pragma: no cover - only for reading rules without litellm
-    _Base = object  # type: ignore[assignment,misc]
+from ..hookspecs import hookimpl
 
 RULE_KEYS = frozenset({"template", "contains", "regex", "content", "logprobs", "usage", "error", "retry_after",
                        "times", "delay_ms", "echo", "name"})
@@ -169,11 +166,11 @@ def _litellm_error(status: int, message: str, model: str, retry_after: float | N
     return exc
 
 
-class ScriptedModel(_Base):  # type: ignore[misc,valid-type]
-    """The handler litellm calls for ``scripted/PATH`` model strings."""
+class ScriptedModel:
+    """The handler litellm calls for ``scripted/PATH`` model strings (litellm calls a custom
+    provider by duck typing: no ``litellm.CustomLLM`` base, so registering it imports nothing)."""
 
     def __init__(self) -> None:
-        super().__init__()
         self._lock = threading.Lock()
         self._files: dict[str, tuple[float, list[Rule]]] = {}
         self._used: dict[tuple[str, int], int] = {}
@@ -274,3 +271,13 @@ class ScriptedModel(_Base):  # type: ignore[misc,valid-type]
         if response is None:
             raise self._fail(rule, model)
         return response
+
+
+#: One per process: a rule's ``times`` counts its answers whichever application asked.
+SCRIPTED_MODEL = ScriptedModel()
+
+
+@hookimpl
+def register_model_providers(register):
+    """The core's test double is a plugin like any other (block it with ``EVALYARD_BLOCK_PLUGINS``)."""
+    register("scripted", SCRIPTED_MODEL)

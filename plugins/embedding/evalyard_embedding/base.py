@@ -42,7 +42,7 @@ class EmbeddingScorer(Scorer):
     sees full batches and repeated texts within a call are embedded once.
     """
 
-    executor = "inline"
+    executor = "thread"
     batch_size = 256
     # `batch_size` is the platform's (cases per batch); the model's own is `encode_batch_size`
     renamed_options = {"batch_size": "encode_batch_size"}

@@ -1,16 +1,20 @@
 """The evalyard plugin entry point (``[project.entry-points.evalyard] local``).
 
-Loading the plugin registers the ``local/...`` model provider (cheap: nothing is imported
-from litellm or llama.cpp until a local model is called) and adds ``evalyard models``.
+It registers the ``local/...`` model provider (cheap: nothing is imported from litellm or
+llama.cpp until a local model is called) and adds ``evalyard models``.
 """
 
 from evalyard import hookimpl
-from evalyard import add_custom_provider
 
 from .provider import LocalProvider
 
+#: One per process: it holds the loaded models, which every application shares.
 PROVIDER = LocalProvider()
-add_custom_provider("local", PROVIDER)
+
+
+@hookimpl
+def register_model_providers(register):
+    register("local", PROVIDER)
 
 
 @hookimpl

@@ -2,8 +2,9 @@
 ``local/PATH.gguf`` (``local//abs/path.gguf`` for an absolute path).
 
 litellm calls a custom provider by duck typing (``completion`` / ``acompletion``), so this
-class does not subclass ``litellm.CustomLLM``: the plugin registers it when it loads, and
-importing litellm there would make every ``evalyard`` command pay for it. litellm is
+class does not subclass ``litellm.CustomLLM``: the plugin registers it through the
+``register_model_providers`` hook, and importing litellm there would make every ``evalyard``
+command pay for it. litellm is
 imported only inside a call, when the model layer has loaded it already.
 
 Request parameters go to llama.cpp's OpenAI-compatible handler as they are (``logprobs``,
@@ -157,7 +158,7 @@ def _error(litellm: Any, model: str, error: dict[str, Any]) -> Exception:
 
 
 class LocalProvider:
-    """The handler behind ``local/...`` model strings (registered with ``add_custom_provider``)."""
+    """The handler behind ``local/...`` model strings (registered through ``register_model_providers``)."""
 
     def __init__(self, engine: Engine | None = None) -> None:
         self.engine = engine or Engine()

@@ -87,7 +87,7 @@ class PythonUnitTesting(Scorer):
     higher_is_better = True
     labels = LABELS
     threshold = 1.0
-    executor = "inline"  # score_batch runs samples concurrently in the sandbox worker's children
+    executor = "thread"  # score_batch runs samples concurrently in the sandbox worker's children
     batch_size = 512
     Config = Config
 

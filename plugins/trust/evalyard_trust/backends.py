@@ -9,8 +9,8 @@ and recorded in the scorer's fingerprint:
   is cached by the model layer. An approximation of TRUE, and labelled so.
 - ``lexical``: the deterministic stub of the reference data (every content word of the
   hypothesis occurs in the premise). For tests and parity, not for judging real answers.
-- anything a plugin adds: :func:`register_entailment_backend` from Python, or an entry point in
-  the ``evalyard_trust.entailment`` group naming a factory ``factory(config, runtime)``.
+- anything a plugin adds through the trust plugin's hook ``register_entailment_backends``
+  (``hookspecs.py``): ``register(name, factory)``, ``factory(config, runtime)``.
 """
 
 from __future__ import annotations
@@ -118,36 +118,16 @@ class JudgeEntailment:
         return Entailment(int(judgement.value == 1.0), details, judgement.usage)
 
 
-_BACKENDS: dict[str, Callable[[Any, Any], Any]] = {}
-
-
 def register_entailment_backend(name: str, factory: Callable[[Any, Any], Any]) -> None:
-    """Add an entailment backend: ``factory(config, runtime)`` returns an object with ``name``,
-    ``fingerprint() -> dict`` and ``async entails(premise, hypothesis) -> Entailment``."""
-    _BACKENDS[name] = factory
+    """Deprecated: implement the trust plugin's hook ``register_entailment_backends(register)``.
+    ``factory(config, runtime)`` returns an object with ``name``, ``fingerprint() -> dict`` and
+    ``async entails(premise, hypothesis) -> Entailment``."""
+    from .extensions import add_from_python
 
-
-def load_entry_points(group: str) -> dict[str, Callable]:
-    from importlib.metadata import entry_points
-
-    found = {}
-    for entry in entry_points(group=group):
-        found[entry.name] = entry.load()
-    return found
-
-
-def backend_factories() -> dict[str, Callable[[Any, Any], Any]]:
-    factories: dict[str, Callable[[Any, Any], Any]] = {
-        "lexical": lambda config, runtime: LexicalEntailment(),
-        "judge": JudgeEntailment,
-    }
-    factories.update(load_entry_points("evalyard_trust.entailment"))
-    factories.update(_BACKENDS)
-    return factories
+    add_from_python("entailment backend", name, factory)
 
 
 def make_backend(name: str, config: Any, runtime: Any) -> Any:
-    factories = backend_factories()
-    if name not in factories:
-        raise ConfigError(f"trust: unknown entailment backend {name!r} (known: {', '.join(sorted(factories))})")
-    return factories[name](config, runtime)
+    from .extensions import make
+
+    return make("entailment backend", name, runtime, config, runtime)

@@ -27,3 +27,25 @@ def register_loaders(register):
     # A format of its own, chosen by name (--format trust-eval, a suite's format:) or by its own
     # file endings: plain .json/.jsonl files stay the core's, whatever their content.
     register(FORMAT, load_trust_eval, extensions=EXTENSIONS)
+
+
+@hookimpl
+def register_hookspecs(register):
+    from . import hookspecs
+
+    register(hookspecs)
+
+
+@hookimpl
+def register_entailment_backends(register):
+    from .backends import JudgeEntailment, LexicalEntailment
+
+    register("lexical", lambda config, runtime: LexicalEntailment())
+    register("judge", JudgeEntailment)
+
+
+@hookimpl
+def register_refusal_detectors(register):
+    from .refusal import fuzzy_detector
+
+    register("fuzzy", fuzzy_detector)

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal
 
 from evalyard import JudgeError, Score, Scorer, Settings, Usage
 
-from .backends import EntailmentError, LexicalEntailment, make_backend
+from .backends import EntailmentError, make_backend
 from .metrics import CASE_USAGE, Assessor, Item, ItemError, corpus_metrics
 from .refusal import REFUSAL_PHRASE, REFUSAL_THRESHOLD, refusal_detector
 from .text import SentenceSplitter
@@ -98,20 +98,16 @@ class TrustScorer(Scorer):
     def assessor(self) -> Assessor:
         if self._assessor is None:
             name = self.backend_name()
-            if name is None:
-                self._backend = None
-            elif name == "lexical":
-                self._backend = LexicalEntailment()
-            else:
-                runtime = self.runtime
-                if runtime is None:  # used outside a run: a private runtime with the plugin's template
-                    runtime = private_runtime(self.config.model)
-                    self.runtime = runtime
-                self._backend = make_backend(name, self.config, runtime)
+            runtime = self.runtime
+            if runtime is None:  # used outside a run: a private runtime with the plugin's template
+                runtime = private_runtime(self.config.model)
+                self.runtime = runtime
+            self._backend = None if name is None else make_backend(name, self.config, runtime)
             self._splitter.resolved()
             config = self.config
             self._assessor = Assessor(mode=config.mode, corrected=config.corrected,
-                                      detector=refusal_detector(config.refusal, config), backend=self._backend,
+                                      detector=refusal_detector(config.refusal, config, runtime),
+                                      backend=self._backend,
                                       splitter=self._splitter, at_most_citations=config.at_most_citations or None,
                                       citations="citations" in self.axes,
                                       correctness="correctness" in self.axes)

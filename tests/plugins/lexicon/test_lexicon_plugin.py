@@ -18,7 +18,7 @@ def test_hookimpl_registers_the_four_scorers():
     plugin.register_scorers(register=registered.append)
     assert [cls.name for cls in registered] == ["exact_match", "word_count_match", "readability", "specificity"]
     for cls in registered:
-        assert issubclass(cls, Scorer) and cls.executor == "inline" and cls.description
+        assert issubclass(cls, Scorer) and cls.executor == "thread" and cls.description
         assert "arthur_compat" in {row["name"] for row in describe_config(cls.Config)}
         assert all(row["help"] for row in describe_config(cls.Config))
 

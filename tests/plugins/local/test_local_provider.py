@@ -122,3 +122,16 @@ def test_one_warning_for_a_reasoning_or_choice_judge_on_a_small_local_model(capl
     warned = [r.getMessage() for r in caplog.records if "small model" in r.getMessage()]
     assert len(warned) == 2
     assert "reasons" in warned[0] and "reasoning" in warned[0] and "picks" in warned[1] and "choice" in warned[1]
+
+
+def test_the_provider_registers_through_the_hook_so_the_allow_list_applies(monkeypatch):
+    """Importing the plugin registers nothing process-wide; an application that does not load
+    the plugin has no local/ provider, one that does has the plugin's."""
+    import evalyard
+    from evalyard.models.providers import added_providers
+    from evalyard_local.plugin import PROVIDER
+
+    assert "local" not in added_providers()
+    assert evalyard.Application().model_providers["local"] is PROVIDER
+    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "")
+    assert "local" not in evalyard.Application().model_providers

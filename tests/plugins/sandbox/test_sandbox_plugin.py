@@ -26,7 +26,7 @@ def test_hookimpl_registers_python_unit_testing():
     cls = registered[0]
     assert issubclass(cls, Scorer) and cls.name == "python_unit_testing" and cls.description
     assert cls.labels == ("pass", "fail", "error", "timeout", "memory", "refused")
-    assert cls.threshold == 1.0 and cls.higher_is_better and cls.executor == "inline"
+    assert cls.threshold == 1.0 and cls.higher_is_better and cls.executor == "thread"
     assert all(row["help"] for row in describe_config(cls.Config))
 
 

@@ -1,0 +1,202 @@
+"""Case parsing: a raw record to a checked ``Case``, data files read as UTF-8 and JSON, and the
+core's data formats (JSONL, JSON, CSV).
+
+A library of the core, used by suite loading, the Python API and plugins' own formats (through
+the public plugin API: ``case_from_record``, ``read_case_file``, ``load_json_cases``...); the
+built-in plugin ``evalyard.builtins.loaders`` only registers the formats. Every loader returns
+``(cases, origins)`` where ``origins[i]`` is ``"file:line"`` for case i, so later checks can
+name the exact line of a bad case.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .scoring import CASE_FIELDS, TEXT_FIELDS, Case
+
+KNOWN_FIELDS = CASE_FIELDS
+
+
+def apply_field_map(record: dict[str, Any], field_map: dict[str, str]) -> dict[str, Any]:
+    """Rename source columns to case fields: ``field_map`` is ``{case_field: source_column}``."""
+    if not field_map:
+        return record
+    out = dict(record)
+    for case_field, column in field_map.items():
+        if column in record:
+            out.pop(column)
+            out[case_field] = record[column]
+    return out
+
+
+def case_from_record(record: Any, *, path: str, line: int, index: int, field_map: dict[str, str]) -> Case:
+    """Check one raw record's fields and types and build a Case; extra keys go to metadata."""
+    if not isinstance(record, dict):
+        raise InputError(f"expected an object with case fields, got {type(record).__name__}", path=path, line=line)
+    record = apply_field_map(record, field_map)
+
+    raw_id = record.get("id")
+    if raw_id is None or raw_id == "":
+        case_id = str(index + 1)
+    elif isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):
+        case_id = str(raw_id)
+    else:
+        raise InputError(f"expected text or an integer, got {type(raw_id).__name__}", path=path, line=line, field="id")
+
+    texts = {}
+    for name in TEXT_FIELDS:
+        value = record.get(name)
+        if value is not None and not isinstance(value, str):
+            raise InputError(
+                f"expected text, got {type(value).__name__} {value!r:.40} (quote it)", path=path, line=line, field=name
+            )
+        texts[name] = value
+
+    context = record.get("context")
+    if context is None or context == "":
+        context = []
+    elif isinstance(context, str):
+        context = [context]
+    elif isinstance(context, list) and all(isinstance(p, str) for p in context):
+        context = list(context)
+    else:
+        raise InputError("expected text or a list of texts", path=path, line=line, field="context")
+
+    metadata = record.get("metadata")
+    if metadata is None:
+        metadata = {}
+    elif not isinstance(metadata, dict):
+        raise InputError(f"expected an object, got {type(metadata).__name__}", path=path, line=line, field="metadata")
+    else:
+        metadata = dict(metadata)
+    for key, value in record.items():
+        if key not in KNOWN_FIELDS:
+            metadata.setdefault(key, value)
+    return Case(id=case_id, context=context, metadata=metadata, **texts)
+
+
+def read_text(path: str | Path) -> str:
+    """A data file's text: UTF-8 (a byte-order mark is dropped), or an InputError naming the line
+    of the first byte that is not UTF-8."""
+    path = str(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                         "save the file as UTF-8", path=path, line=line) from None
+
+
+def parse_json(text: str, path: str, line: int | None) -> Any:
+    """``json.loads`` with every failure as an InputError (malformed, or nested too deeply)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = line if line is not None else exc.lineno
+        raise InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=where) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", path=path, line=line or 1) from None
+
+
+def check_unique_ids(cases: list[Case], origins: list[str]) -> None:
+    seen: dict[str, str] = {}
+    for case, origin in zip(cases, origins):
+        if case.id in seen:
+            path, _, line = origin.rpartition(":")
+            raise InputError(
+                f"duplicate case id {case.id!r} (first at {seen[case.id]})", path=path, line=int(line), field="id"
+            )
+        seen[case.id] = origin
+
+
+def load_jsonl(path: str | Path, field_map: dict[str, str] | None = None) -> tuple[list[Case], list[str]]:
+    path = str(path)
+    cases, origins = [], []
+    for line_no, line in enumerate(read_text(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        record = parse_json(line, path, line_no)
+        cases.append(case_from_record(record, path=path, line=line_no, index=len(cases), field_map=field_map or {}))
+        origins.append(f"{path}:{line_no}")
+    check_unique_ids(cases, origins)
+    return cases, origins
+
+
+def load_json(path: str | Path, field_map: dict[str, str] | None = None) -> tuple[list[Case], list[str]]:
+    path = str(path)
+    data = parse_json(read_text(path), path, None)
+    if isinstance(data, dict) and isinstance(data.get("cases"), list):
+        data = data["cases"]
+    if not isinstance(data, list):
+        raise InputError("expected a list of cases (or an object with a 'cases' list)", path=path, line=1)
+    cases = [
+        case_from_record(record, path=path, line=1, index=i, field_map=field_map or {}) for i, record in enumerate(data)
+    ]
+    origins = [f"{path}:1"] * len(cases)
+    check_unique_ids(cases, origins)
+    return cases, origins
+
+
+def _csv_value(column: str, value: str, path: str, line: int) -> Any:
+    """CSV cells are text; context and metadata may hold JSON (a list / an object)."""
+    if (column == "context" and value.startswith("[")) or (column == "metadata" and value):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"malformed JSON: {exc.msg}", path=path, line=line, field=column) from None
+        except RecursionError:
+            raise InputError("JSON nested too deeply", path=path, line=line, field=column) from None
+    if column == "metadata":
+        return None
+    return value
+
+
+def load_csv(path: str | Path, field_map: dict[str, str] | None = None) -> tuple[list[Case], list[str]]:
+    path = str(path)
+    cases, origins = [], []
+    field_map = field_map or {}
+    with io.StringIO(read_text(path), newline="") as handle:
+        reader = csv.reader(handle, strict=True)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise InputError("empty CSV file (no header row)", path=path, line=1) from None
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV: {exc}", path=path, line=1) from None
+        if len(set(header)) != len(header):
+            raise InputError("duplicate column names in the header", path=path, line=1)
+        columns = [next((f for f, c in field_map.items() if c == h), h) for h in header]
+        start_line = 2
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                raise InputError(f"malformed CSV: {exc}", path=path, line=reader.line_num) from None
+            line_no = start_line
+            start_line = reader.line_num + 1
+            if not row or all(not cell for cell in row):
+                continue
+            if len(row) != len(header):
+                raise InputError(f"expected {len(header)} columns, found {len(row)}", path=path, line=line_no)
+            record = {col: _csv_value(col, cell, path, line_no) for col, cell in zip(columns, row)}
+            # An empty CSV cell means "absent" for reference and input, not the empty string.
+            for name in ("reference", "input"):
+                if record.get(name) == "":
+                    record[name] = None
+            cases.append(case_from_record(record, path=path, line=line_no, index=len(cases), field_map={}))
+            origins.append(f"{path}:{line_no}")
+    check_unique_ids(cases, origins)
+    return cases, origins
+

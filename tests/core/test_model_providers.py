@@ -1,0 +1,118 @@
+"""Model providers come from plugins through ``register_model_providers``: a run's model layer
+routes to its application's providers only, so the allow/block lists, tracing and a test's own
+plugins apply to them as to every other hook. Calls go through the real litellm."""
+
+from __future__ import annotations
+
+import pytest
+
+import evalyard
+from evalyard import PluginError, Settings, hookimpl
+from evalyard.models import ModelCallError
+
+MESSAGES = [{"role": "user", "content": "hello there"}]
+
+
+class Shout:
+    """A litellm custom handler: answers with the prompt in capitals."""
+
+    def capabilities(self, model):
+        return {"supports_schema": False, "concurrency": 3}
+
+    async def acompletion(self, model, messages, *args, **kwargs):
+        import litellm
+
+        text = messages[-1]["content"].upper()
+        return litellm.ModelResponse(choices=[{"index": 0, "finish_reason": "stop",
+                                               "message": {"role": "assistant", "content": text}}],
+                                     usage={"prompt_tokens": 2, "completion_tokens": 2, "total_tokens": 4})
+
+
+class ShoutPlugin:
+    @hookimpl
+    def register_model_providers(self, register):
+        register("shout", Shout())
+
+
+def complete(app, model):
+    runtime = app.runtime({}, concurrency=2)
+    try:
+        return runtime.models.complete_sync(model, MESSAGES).text
+    finally:
+        runtime.close()
+
+
+def test_a_plugin_provider_answers_through_litellm_in_its_application_only(app):
+    app.register_plugin(ShoutPlugin(), name="shout_plugin")
+    assert complete(app, "shout/any") == "HELLO THERE"
+    runtime = app.runtime({}, concurrency=2)
+    assert not runtime.models.supports_schema("shout/any") and runtime.models.limit_for("shout/any").slots.size == 3
+    runtime.close()
+    # Another application without the plugin does not reach the provider litellm now routes.
+    with pytest.raises(ModelCallError, match="no loaded plugin provides shout/ models"):
+        complete(evalyard.Application(), "shout/any")
+    app.unregister_plugin("shout_plugin")
+    with pytest.raises(ModelCallError, match="no loaded plugin provides shout/"):
+        complete(app, "shout/any")
+
+
+def test_the_scripted_model_is_a_builtin_plugin_that_can_be_blocked(app, rules):
+    model = rules([{"content": "ANSWER: yes"}])
+    assert "scripted" in app.model_providers and complete(app, model) == "ANSWER: yes"
+    blocked = evalyard.Application(Settings.from_env(block_plugins=frozenset({"evalyard.testing.scripted"})))
+    assert "scripted" not in blocked.model_providers
+    with pytest.raises(ModelCallError, match="no loaded plugin provides scripted/"):
+        complete(blocked, model)
+
+
+def test_a_blocked_provider_is_a_recorded_error_in_a_run(app, rules):
+    import tiny_judge_plugin
+
+    model = rules([{"content": "Kind.\nANSWER: yes"}])
+    blocked = evalyard.Application(Settings.from_env(block_plugins=frozenset({"evalyard.testing.scripted"})))
+    blocked.register_plugin(tiny_judge_plugin, name="tiny")
+    complete(app, model)  # litellm routes scripted/ for this process now
+    run = evalyard.evaluate([{"id": "a", "input": "Hi?", "candidate": "Hello!"}], ["polite"], app=blocked,
+                            judge_model=model)
+    [result] = run.results
+    assert result["value"] is None and "no loaded plugin provides scripted/" in result["error"]
+
+
+def test_tracing_shows_the_providers_hook(capsys):
+    app = evalyard.Application(Settings.from_env(trace_plugins=True))
+    app.register_plugin(ShoutPlugin(), name="shout_plugin")
+    assert set(app.model_providers) >= {"scripted", "shout"}
+    assert "register_model_providers" in capsys.readouterr().err
+
+
+def test_one_prefix_belongs_to_one_plugin(app):
+    class Again(ShoutPlugin):
+        pass
+
+    app.register_plugin(ShoutPlugin(), name="first")
+    app.register_plugin(Again(), name="second")
+    with pytest.raises(PluginError, match="'second' registered model provider 'shout', which plugin 'first'"):
+        app.model_providers
+
+
+@pytest.mark.parametrize("name, handler, message", [
+    ("with/slash", Shout(), "without '/'"),
+    ("quiet", object(), "neither completion"),
+])
+def test_a_provider_is_checked_when_registered(app, name, handler, message):
+    class Bad:
+        @hookimpl
+        def register_model_providers(self, register):
+            register(name, handler)
+
+    app.register_plugin(Bad(), name="bad")
+    with pytest.raises(PluginError, match=message):
+        app.model_providers
+
+
+def test_add_custom_provider_still_reaches_every_application(app):
+    from evalyard import add_custom_provider
+
+    add_custom_provider("shout-added", Shout())
+    assert complete(app, "shout-added/x") == "HELLO THERE"
+    assert complete(evalyard.Application(), "shout-added/x") == "HELLO THERE"
