@@ -1,11 +1,26 @@
 """Loaded models: one llama.cpp server (xllamacpp) per model per process, fed by a queue.
 
 Each model has its own thread pool with as many workers as the server has slots
-(``n_parallel``, default 1: on a CPU, two requests decoded side by side finish no sooner
-than one after the other). Requests wait in the pool's queue, so the event loop never
-blocks, and a request whose caller gave up (timeout, cancelled run) before it started is
-dropped instead of being computed for nobody. The model is loaded by the first request,
-in the worker, so loading never blocks the event loop either.
+(``n_parallel``, default 1: see benchmarks/RESULTS.md, "Local judge", for what a second slot
+gives on two cores). Requests wait in the pool's queue, so the event loop never blocks, and a
+request whose caller gave up (timeout, cancelled run) before it started is dropped instead of
+being computed for nobody. The model is loaded by the first request, in the worker, so loading
+never blocks the event loop either.
+
+Prefix reuse. Each slot keeps the KV cache of its last prompt, and a request that starts with
+the same tokens (a judge template's static part) evaluates only the rest (llama.cpp's
+``cache_prompt``, which the provider turns on). That is exact only with kernels whose result
+for one token does not depend on which other tokens share its batch, and two of llama.cpp's
+CPU defaults are not: flash attention (its batched path) and the repacked Q4_K weights (groups
+of four tokens go through one kernel, the leftover tokens of a batch through another). The
+engine therefore loads every model with both off: a call that reuses a cached prefix then
+gives bit-identical logprobs to a cold call, whatever ran before it (tests/plugins/local/
+test_local_prefix_reuse.py). One more path differs: a prompt the slot already holds whole is
+answered from its last token alone, so the engine picks each request's slot itself and sends
+such a repeat cold (the response cache answers most repeats before they get here), and keeps no
+prompts parked in host memory. With more than one slot, requests running at once share
+llama.cpp's batches and exactness is lost (llama.cpp's kernels round a shared batch differently):
+one slot is the default. The price is measured in benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -13,6 +28,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import os
+import queue
 import threading
 import time
 from dataclasses import dataclass
@@ -85,6 +101,17 @@ class LoadedModel:
         #: latency beyond that costs is litellm's and the model layer's share).
         self.calls = 0
         self.busy_s = 0.0
+        #: Prompt tokens sent, and how many of them a slot's KV cache served (prefix reuse).
+        self.prompt_tokens = 0
+        self.cached_tokens = 0
+        #: Requests inside llama.cpp right now, and the most there have been at once.
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        # Each request runs on a slot of its own choosing, so the engine knows what each slot holds.
+        self._free_slots: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for slot in range(settings.n_parallel):
+            self._free_slots.put(slot)
+        self._last_prompt: dict[int, Any] = {}
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=settings.n_parallel,
                                                           thread_name_prefix=f"evalyard-local-{name[:20]}")
 
@@ -102,6 +129,12 @@ class LoadedModel:
                 params.cpuparams.n_threads = self.settings.n_threads
                 params.cpuparams_batch.n_threads = self.settings.n_threads
                 params.verbosity = -1  # llama.cpp's own log lines would flood every run's output
+                # Batch-invariant kernels, so that prefix reuse is exact (see the module's doc).
+                params.flash_attn_type = 0
+                params.no_extra_bufts = True
+                # No parked prompts in host memory: a prompt found there whole would be answered
+                # from its last token alone (see chat).
+                params.cache_ram_mib = 0
                 log.debug("loading %s from %s (%s)", self.name, path, self.settings)
                 self._server = xllamacpp.Server(params)
                 self.path = path
@@ -110,13 +143,30 @@ class LoadedModel:
     def chat(self, request: dict[str, Any]) -> dict[str, Any]:
         """One chat completion, blocking (call it from the pool)."""
         server = self.server()
+        slot = self._free_slots.get()
+        request = {**request, "id_slot": slot}
+        if request.get("cache_prompt", True) and self._last_prompt.get(slot) == request.get("messages"):
+            # The slot holds this very prompt: llama.cpp would evaluate its last token alone, through
+            # kernels that round differently from a batch's. A cold call keeps the answer exact.
+            request["cache_prompt"] = False
+        self._last_prompt[slot] = request.get("messages")
+        with self._stats_lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         started = time.perf_counter()
+        result: dict[str, Any] = {}
         try:
-            return server.handle_chat_completions(request)
+            result = server.handle_chat_completions(request)
+            return result
         finally:
+            self._free_slots.put(slot)
+            usage = result.get("usage") or {}
             with self._stats_lock:
+                self.in_flight -= 1
                 self.calls += 1
                 self.busy_s += time.perf_counter() - started
+                self.prompt_tokens += usage.get("prompt_tokens") or 0
+                self.cached_tokens += (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
 
     def submit(self, request: dict[str, Any]) -> concurrent.futures.Future:
         return self.pool.submit(self.chat, request)

@@ -10,7 +10,9 @@ imported only inside a call, when the model layer has loaded it already.
 Request parameters go to llama.cpp's OpenAI-compatible handler as they are (``logprobs``,
 ``top_logprobs``, ``response_format`` with a JSON schema, a GBNF ``grammar``, ``seed``...).
 ``n_ctx``, ``n_threads`` and ``n_parallel`` (e.g. from a suite's ``models:`` section) are
-load settings, not request parameters.
+load settings, not request parameters. ``cache_prompt`` is on unless a call turns it off: a
+request reuses the KV cache of the prefix it shares with its slot's last prompt, exactly
+(see engine.py).
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ def build_request(model: str, messages: list[dict[str, Any]], optional_params: d
                           f"(they take: {', '.join(sorted(REQUEST_PARAMS | LOAD_PARAMS))})", model)
     request = {key: value for key, value in params.items() if key in REQUEST_PARAMS and value is not None}
     request.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+    request.setdefault("cache_prompt", True)
     request["messages"] = [_plain_message(m) for m in messages]
     try:
         settings = LoadSettings.resolve(**load)
@@ -122,10 +125,13 @@ def to_response(model: str, result: dict[str, Any]) -> Any:
         raise litellm.InternalServerError(message="the local model returned no choice", llm_provider="local",
                                           model=model)
     usage = result.get("usage") or {}
-    response = litellm.ModelResponse(
-        choices=choices, model=f"local/{model}",
-        usage={"prompt_tokens": usage.get("prompt_tokens", 0), "completion_tokens": usage.get("completion_tokens", 0),
-               "total_tokens": usage.get("total_tokens", 0)})
+    counts: dict[str, Any] = {"prompt_tokens": usage.get("prompt_tokens", 0),
+                              "completion_tokens": usage.get("completion_tokens", 0),
+                              "total_tokens": usage.get("total_tokens", 0)}
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+    if cached is not None:  # the prompt tokens served from the slot's KV cache
+        counts["prompt_tokens_details"] = {"cached_tokens": cached}
+    response = litellm.ModelResponse(choices=choices, model=f"local/{model}", usage=counts)
     response._hidden_params["evalyard_cost"] = 0.0
     if result.get("timings"):
         response._hidden_params["local_timings"] = result["timings"]
