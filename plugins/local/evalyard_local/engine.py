@@ -48,7 +48,9 @@ def available_cores() -> int:
 
 
 def _env_int(name: str) -> int | None:
-    raw = os.environ.get(name)
+    from evalyard import Settings
+
+    raw = Settings.variable(name)
     if not raw:
         return None
     if not raw.strip().isdigit() or int(raw) < 1:
