@@ -6,6 +6,8 @@ floor set by llama.cpp's own speed on the part of each prompt it cannot reuse.
         [--judge pyes|reasoning] [--layout builtin|static-first] [--parallel 1] [--threads N] [--floor-cases 30]
     # P(yes) with and without prefix reuse on the same loaded model, case by case
     PYTHON benchmarks/bench_local_judge.py exactness --cases 20 --out /tmp/judge.jsonl
+    # cold prompt processing, llama.cpp's default kernels against the batch-invariant ones, in turn
+    PYTHON benchmarks/bench_local_judge.py kernels --cases 10 --out /tmp/judge.jsonl
     # the RESULTS.md section from the rows
     .venv/bin/python benchmarks/bench_local_judge.py report /tmp/judge.jsonl
 
@@ -207,21 +209,61 @@ def exactness(args: argparse.Namespace) -> dict:
             "loadavg": [round(x, 1) for x in os.getloadavg()]}
 
 
+def kernels(args: argparse.Namespace) -> dict:
+    """Cold prompt processing with llama.cpp's default CPU kernels and with the batch-invariant ones
+    the engine loads (flash attention and Q4_K repacking off): two servers loaded side by side,
+    called in turn on the same judge prompts, so a change of load hits both alike."""
+    import xllamacpp
+
+    import evalyard_local
+
+    warm_up()
+    engine = loaded_model()
+    prompts = rendered(judge("pyes", args.layout), cases(args.cases))
+
+    def server(invariant: bool):
+        params = xllamacpp.CommonParams()
+        params.model.path = str(engine.path)
+        params.n_ctx, params.n_parallel, params.verbosity = 4096, 1, -1
+        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = engine.settings.n_threads
+        if invariant:
+            params.flash_attn_type, params.no_extra_bufts = 0, True
+        return xllamacpp.Server(params)
+
+    servers = {"default": server(False), "batch-invariant": server(True)}
+    seconds = {name: 0.0 for name in servers}
+    tokens = {name: 0 for name in servers}
+    for messages in prompts:
+        for name, srv in servers.items():
+            timings = srv.handle_chat_completions({"messages": messages, "max_tokens": 1, "temperature": 0.0,
+                                                   "cache_prompt": False})["timings"]
+            seconds[name] += timings["prompt_ms"] / 1000
+            tokens[name] += timings["prompt_n"]
+    return {"kind": "kernels", "label": args.label, "cases": args.cases, "threads": engine.settings.n_threads,
+            **{f"{name}_tps": tokens[name] / seconds[name] for name in servers},
+            "tree": str(Path(evalyard_local.__file__).resolve().parents[2]),
+            "loadavg": [round(x, 1) for x in os.getloadavg()]}
+
+
 def report(paths: list[str], write: bool) -> str:
     rows = [json.loads(line) for path in paths for line in Path(path).read_text().splitlines() if line.strip()]
     runs = [r for r in rows if r["kind"] == "run"]
     checks = [r for r in rows if r["kind"] == "exactness"]
+    speeds = [r for r in rows if r["kind"] == "kernels"]
     lines = ["## Local judge", "",
              "`PYTHON benchmarks/bench_local_judge.py run --label L --judge J --layout Y --cases N [--parallel P] "
              "--out rows.jsonl`, with PYTHON the venv of the tree measured (`/work/main/.venv/bin/python` for "
              "*before*, this tree's for *after*); `report rows.jsonl` writes this section. "
              f"`{MODEL}` judging synthetic question/reference/response cases; 2 cores shared with other "
              "work (load averages per row, at start / end).", "",
-             "| tree | judge | layout | cases | slots | threads | cases/s | runtime floor cases/s | "
-             "prompt tokens | evaluated | runtime prompt tok/s | load avg |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| tree | judge | layout | cases | slots | threads | cases/s | prompt tokens reused in the run | "
+             "runtime floor cases/s | prompt tokens | evaluated | runtime prompt tok/s | load avg |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         lines.append(f"| {r['label']} | {r['judge']} | {r['layout']} | {r['cases']} | {r['parallel']} | "
-                     f"{r['threads']} | {r['cases_s']:.3f} | {r['floor_cases_s']:.3f} | {r['prompt_tokens']:.0f} | "
+                     f"{r['threads']} | {r['cases_s']:.3f} | "
+                     f"{'-' if r.get('run_reused_share') is None else format(r['run_reused_share'], '.0%')} | "
+                     f"{r['floor_cases_s']:.3f} | {r['prompt_tokens']:.0f} | "
                      f"{r['evaluated_tokens']:.0f} | {r['prompt_tps']:.0f} | "
                      f"{' / '.join(str(x) for x in r['loadavg'][:1] + r['loadavg'][3:4])} |")
     if checks:
@@ -233,6 +275,14 @@ def report(paths: list[str], write: bool) -> str:
             lines.append(f"| {r['label']} | {r['layout']} | {r['cases']} | {r['prompt_tokens']:.0f} | "
                          f"{r['reused_tokens']:.0f} | {r['identical']}/{r['cases']} | {r['max_p_yes_diff']:.3g} | "
                          f"{r['max_logprob_diff']:.3g} |")
+    if speeds:
+        lines += ["", "Cold prompt processing, llama.cpp's default CPU kernels against the batch-invariant ones "
+                  "(`kernels --cases N`: two servers side by side, called in turn on the same prompts).", "",
+                  "| cases | threads | default prompt tok/s | batch-invariant prompt tok/s | ratio | load avg |",
+                  "|---|---|---|---|---|---|"]
+        for r in speeds:
+            lines.append(f"| {r['cases']} | {r['threads']} | {r['default_tps']:.1f} | {r['batch-invariant_tps']:.1f} | "
+                         f"{r['batch-invariant_tps'] / r['default_tps']:.2f} | {r['loadavg'][0]} |")
     body = "\n".join(lines) + "\n"
     if write:
         sys.path.insert(0, str(Path(__file__).parent))
@@ -245,10 +295,10 @@ def report(paths: list[str], write: bool) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("run", "exactness"):
+    for name in ("run", "exactness", "kernels"):
         p = sub.add_parser(name)
         p.add_argument("--label", default="after")
-        p.add_argument("--cases", type=int, default=200 if name == "run" else 20)
+        p.add_argument("--cases", type=int, default={"run": 200, "exactness": 20, "kernels": 10}[name])
         p.add_argument("--layout", choices=["builtin", "static-first"], default="builtin")
         p.add_argument("--out", required=True)
         if name == "run":
@@ -264,7 +314,7 @@ def main() -> int:
     if args.command == "report":
         print(report(args.rows, not args.no_write))
         return 0
-    row = run(args) if args.command == "run" else exactness(args)
+    row = {"run": run, "exactness": exactness, "kernels": kernels}[args.command](args)
     print(json.dumps(row))
     with open(args.out, "a") as handle:
         handle.write(json.dumps(row) + "\n")
