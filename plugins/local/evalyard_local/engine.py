@@ -15,10 +15,12 @@ CPU defaults are not: flash attention (its batched path) and the repacked Q4_K w
 of four tokens go through one kernel, the leftover tokens of a batch through another). The
 engine therefore loads every model with both off: a call that reuses a cached prefix then
 gives bit-identical logprobs to a cold call, whatever ran before it (tests/plugins/local/
-test_local_prefix_reuse.py). One more path differs: a prompt the slot already holds whole is
-answered from its last token alone, so the engine picks each request's slot itself and sends
-such a repeat cold (the response cache answers most repeats before they get here), and keeps no
-prompts parked in host memory. With more than one slot, requests running at once share
+test_local_prefix_reuse.py). Two more paths differ, both where a slot's cache holds tokens that
+llama.cpp computed one at a time rather than in a prompt's batch: a prompt the slot already
+holds whole (answered from its last token alone), and a later turn of the slot's last
+conversation (a repair: its prompt goes on with the answer the slot generated). The engine
+picks each request's slot itself and sends both cold (the response cache answers most repeats
+before they get here), and keeps no prompts parked in host memory. With more than one slot, requests running at once share
 llama.cpp's batches and exactness is lost (llama.cpp's kernels round a shared batch differently):
 one slot is the default. The price is measured in benchmarks/RESULTS.md.
 """
@@ -88,6 +90,13 @@ class LoadSettings:
         return cls(**values)
 
 
+def continues(messages: Any, last: Any) -> bool:
+    """Whether ``messages`` are ``last`` or start with them (a later turn of the same conversation)."""
+    if not isinstance(messages, list) or not isinstance(last, list) or not last:
+        return False
+    return messages[:len(last)] == last
+
+
 class LoadedModel:
     """One model file behind one xllamacpp server, with its request queue."""
 
@@ -147,9 +156,11 @@ class LoadedModel:
         server = self.server()
         slot = self._free_slots.get()
         request = {**request, "id_slot": slot}
-        if request.get("cache_prompt", True) and self._last_prompt.get(slot) == request.get("messages"):
-            # The slot holds this very prompt: llama.cpp would evaluate its last token alone, through
-            # kernels that round differently from a batch's. A cold call keeps the answer exact.
+        if request.get("cache_prompt", True) and continues(request.get("messages"), self._last_prompt.get(slot)):
+            # The slot holds this very prompt, or the new one goes on from it (a follow-up turn after
+            # the slot's own answer): llama.cpp would reuse the slot's last token or the tokens it
+            # generated, computed one at a time through kernels that round differently from a
+            # batch's. A cold call keeps the answer exact.
             request["cache_prompt"] = False
         self._last_prompt[slot] = request.get("messages")
         with self._stats_lock:

@@ -102,3 +102,37 @@ def test_the_slots_setting_decides_how_many_calls_run_at_once(smol_path, monkeyp
         # Queued behind each other on one slot, cached prefix or not: the cold answers. (Two slots
         # batch their tokens together, and llama.cpp's kernels round a shared batch differently.)
         assert concurrent == sequential
+
+
+def test_a_follow_up_turn_after_the_slots_own_answer_gets_the_cold_answer(smol_path):
+    """A repair asks again in the same conversation: its prompt starts with the slot's last prompt
+    and the answer the slot generated. llama.cpp would reuse the KV cache of those generated tokens,
+    computed one at a time, which round differently from the same tokens in a prompt's batch (this
+    case of a judge's repair turn gave 23 completion tokens warm against 26 cold); the engine sends
+    such a turn cold."""
+    first = [{"role": "system", "content": "You check claims against a source text. You judge only what the source "
+                                          "says.\n\nReply with only `yes` or `no`, and nothing else."},
+             {"role": "user", "content": "Source:\n<data-a14a0ad1edfd82b8>\nThe Eiffel Tower was completed in 1889.\n"
+                                         "</data-a14a0ad1edfd82b8>\nClaim:\n<data-a14a0ad1edfd82b8>\nThe Eiffel Tower "
+                                         "was completed in 1889.\n</data-a14a0ad1edfd82b8>\n\nDoes the source support "
+                                         "the claim? Say yes only when the source states it.\n\nReply with only `yes` "
+                                         "or `no`."}]
+    schema = {"type": "json_schema", "json_schema": {"name": "answer", "strict": True, "schema": {
+        "type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
+        "required": ["answer"], "additionalProperties": False}}}
+    layer = layer_for(SMOL)
+    try:
+        [(said, _)] = answers(layer, SMOL, [first], max_tokens=40)
+        again = first + [{"role": "assistant", "content": said},
+                         {"role": "user", "content": "That reply cannot be read. Reply with only `yes` or `no`."}]
+        repair = {"max_tokens": 40, "response_format": schema}
+        cold = answers(layer, SMOL, [again], cache_prompt=False, **repair)
+        answers(layer, SMOL, [first], max_tokens=40)  # the slot holds the first turn and its answer again
+        engine = loaded(SMOL)
+        cached_before = engine.cached_tokens
+        warm = answers(layer, SMOL, [again], **repair)
+    finally:
+        layer.close()
+    assert said and cold[0][0]
+    assert warm == cold
+    assert engine.cached_tokens == cached_before  # sent cold
