@@ -394,6 +394,8 @@ class Application:
         set_up(runtime, prepared, prepared_generator)
         run_settings["judge_model"] = runtime.chosen_judge_model  # a plugin's default, once judges asked for one
         try:
+            if runtime.judge_asked and runtime.chosen_judge_model:
+                runtime.check_model(runtime.chosen_judge_model)
             check_required_fields(loaded.cases, origins, prepared, prepared_generator)
         except BaseException:  # a plan that fails closes what it set up
             close_prepared(prepared, prepared_generator)

@@ -75,7 +75,9 @@ def register_model_providers(register):
     ``litellm.CustomLLM`` is not needed, so registering imports nothing heavy). A handler may
     also have ``capabilities(model)``, returning what the model layer should assume when a
     suite's ``models:`` settings say nothing: ``supports_schema``, ``supports_logprobs``,
-    ``concurrency``, ``reasoning``. One prefix belongs to one plugin. The core's scripted test
+    ``concurrency``, ``reasoning``; and ``check(model)``, which raises (its message one line)
+    when the handler cannot serve ``model`` (a file not installed, a cluster that lacks it): a
+    run's judges ask it before the run is stored. One prefix belongs to one plugin. The core's scripted test
     model (``scripted/PATH``) and the local-model plugin (``local/NAME``) register this way."""
 
 

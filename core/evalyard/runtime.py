@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
-from .errors import StopRun  # noqa: F401  (re-exported: scorers raise it)
+from .errors import InputError, StopRun  # noqa: F401  (StopRun re-exported: scorers raise it)
 
 
 class Runtime:
@@ -37,6 +37,9 @@ class Runtime:
         self._run_id: str | None = None
         self._prompts = None
         self._models = None
+        self._checked_models: set[str] = set()
+        #: whether a scorer or generator asked for the run's judge model (so it is checked)
+        self.judge_asked = False
 
     # The run's database and id are known only once the run is created, after scorers were set
     # up; a layer already made (a scorer asked the provider's capabilities in setup) moves onto them.
@@ -68,6 +71,7 @@ class Runtime:
     def judge_model(self) -> str | None:
         """The configured judge model; else the one a plugin offers (``default_judge_model`` hook),
         said once on stderr so nobody is judged by a model they did not choose without knowing."""
+        self.judge_asked = True
         if not self._judge_resolved:
             self._judge_resolved = True
             offered = self._default_judge() if self._default_judge is not None else None
@@ -109,6 +113,24 @@ class Runtime:
         from .models.providers import collect
 
         return collect(self.plugins)
+
+    def check_model(self, model: str) -> None:
+        """Refuse, before the run is stored, a model that its provider says it cannot serve: a
+        provider of ours may have ``check(model)``, which raises when, say, the model's file is not
+        installed. Providers without it (litellm's) are asked nothing: their errors come per call."""
+        if model in self._checked_models:
+            return
+        prefix, slash, _ = model.partition("/")
+        handler = self.model_providers().get(prefix) if slash else None
+        check = getattr(handler, "check", None)
+        if check is not None:
+            try:
+                check(model)
+            except InputError:
+                raise
+            except Exception as exc:
+                raise InputError(str(exc) or f"model {model}: {type(exc).__name__}") from None
+        self._checked_models.add(model)
 
     @property
     def prompts(self):

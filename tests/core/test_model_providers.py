@@ -116,3 +116,48 @@ def test_add_custom_provider_still_reaches_every_application(app):
     add_custom_provider("shout-added", Shout())
     assert complete(app, "shout-added/x") == "HELLO THERE"
     assert complete(evalyard.Application(), "shout-added/x") == "HELLO THERE"
+
+
+def stored_runs(db):
+    import sqlite3
+
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as con:
+        try:
+            return con.execute("select id from runs").fetchall()
+        except sqlite3.OperationalError:  # no tables yet
+            return []
+
+
+class Gated(Shout):
+    """Serves only the models it has: its ``check`` refuses the others before a run is stored."""
+
+    def __init__(self):
+        self.checked = []
+
+    def check(self, model):
+        self.checked.append(model)
+        if model != "gated/have":
+            raise FileNotFoundError(f"{model}: not installed here (install it with `gated get`)")
+
+
+def test_a_providers_check_refuses_a_judge_model_before_the_run_is_stored(app, isolated_home):
+    import tiny_judge_plugin
+
+    gated = Gated()
+
+    class GatedPlugin:
+        @hookimpl
+        def register_model_providers(self, register):
+            register("gated", gated)
+
+    app.register_plugin(GatedPlugin(), name="gated_plugin")
+    app.register_plugin(tiny_judge_plugin, name="tiny")
+    cases = [{"id": "a", "input": "Hi?", "candidate": "Hello!"}, {"id": "b", "input": "Yo?", "candidate": "Hey."}]
+    with pytest.raises(evalyard.InputError, match=r"^gated/missing: not installed here \(install it with `gated get`\)$"):
+        evalyard.evaluate(cases, ["polite"], app=app, judge_model="gated/missing")
+    assert stored_runs(isolated_home / "evalyard.db") == []
+    run = evalyard.evaluate(cases, ["polite"], app=app, judge_model="gated/have")
+    assert run.status == "completed" and len(run.results) == 2
+    assert gated.checked == ["gated/missing", "gated/have"]  # once per run and model, before any call

@@ -110,8 +110,12 @@ class PromptScorer(Scorer):
         return model
 
     def check_ready(self) -> None:
-        """Fail before scoring starts: no model, unreadable template, impossible options."""
-        self.judge_model()
+        """Fail before scoring starts: no model (or one its provider cannot serve), unreadable
+        template, impossible options."""
+        model = self.judge_model()
+        check_model = getattr(self.runtime, "check_model", None)
+        if check_model is not None:
+            check_model(model)
         shape = self.answer_shape()
         if self.config.logprobs and shape.kind != "binary":
             raise ConfigError(f"scorer {self.name}: logprobs works with binary answers only "

@@ -142,6 +142,8 @@ class ChecklistScorer(Scorer):
         if not self.judge_model():
             raise ConfigError(f"scorer {self.name} needs a judge model: --judge-model MODEL, EVALYARD_JUDGE_MODEL, "
                               f"or -s {self.name}:model=MODEL")
+        if hasattr(runtime, "check_model"):
+            runtime.check_model(self.judge_model())
         try:
             template = runtime.prompts.get(self.template_name())
         except Exception as exc:  # an unknown or broken template is a configuration error

@@ -171,6 +171,11 @@ class LocalProvider:
         return {"supports_schema": True, "supports_logprobs": True, "reasoning": False,
                 "concurrency": LoadSettings.resolve().n_parallel}
 
+    def check(self, model: str) -> None:
+        """Before a run is stored: ``model`` (``local/NAME``) names an installed, intact model file
+        (else a ModelFileError that says how to install it)."""
+        locate(model.removeprefix("local/"))
+
     def _loaded(self, model: str, settings: LoadSettings) -> Any:
         from .files import ModelFileError
 

@@ -135,3 +135,15 @@ def test_the_provider_registers_through_the_hook_so_the_allow_list_applies(monke
     assert evalyard.Application().model_providers["local"] is PROVIDER
     monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "")
     assert "local" not in evalyard.Application().model_providers
+
+
+def test_a_run_judged_by_a_model_that_is_not_installed_is_refused_before_it_is_stored(temp_models, isolated_home):
+    import evalyard
+    from evalyard.prompting import register_prompt_scorer
+
+    judge = register_prompt_scorer("local_test_refused", template="correctness")
+    cases = [{"id": "a", "question": "2+2?", "reference": "4", "response": "4"}]
+    with pytest.raises(evalyard.InputError, match=r"^local model qwen2.5-coder-1.5b: not installed \(run "
+                                                  r"`evalyard models install qwen2.5-coder-1.5b`\)$"):
+        evalyard.evaluate(cases, [judge], judge_model="local/qwen2.5-coder-1.5b")
+    assert not (isolated_home / "evalyard.db").exists()
