@@ -12,7 +12,7 @@ import os
 import platform
 import socket
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from evalyard import InputError, Settings
 
@@ -104,19 +104,17 @@ def node_name(node: dict[str, Any]) -> str:
     return f"Ray node {node.get('NodeManagerAddress', '?')} ({node['NodeID'][:8]})"
 
 
-def check_nodes(reference: Reference, expected: dict[str, str | None], digest: str | None, scorer_name: str) -> None:
-    """On every live node: the driver's versions of evalyard, this plugin and the scorer's
-    distribution are installed, and the scorer class loads. The first problem is refused."""
+def on_every_node(function: Callable[..., Any], *args: Any, needs: str) -> Iterator[tuple[str, Any]]:
+    """``function(*args)`` run once on every live node, as (node's name, its answer). A node that
+    cannot run it (a module missing, no answer in time) is refused, naming ``needs``; a node that
+    died meanwhile is skipped (no actor will be placed there)."""
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    report = ray.remote(num_cpus=0, max_retries=0)(node_report)
+    task = ray.remote(num_cpus=0, max_retries=0)(function)
     nodes = alive_nodes()
-    pending = {
-        n["NodeID"]: report.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
-        .remote(list(expected), [reference]) for n in nodes}
-    python = platform.python_version_tuple()[:2]
-    where = reference[2] or reference[1]
+    pending = {n["NodeID"]: task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
+               .remote(*args) for n in nodes}
     for node in nodes:
         name = node_name(node)
         try:
@@ -125,18 +123,31 @@ def check_nodes(reference: Reference, expected: dict[str, str | None], digest: s
             raise InputError(f"{name} did not answer the pre-run check in {CHECK_TIMEOUT:g} s") from None
         except Exception as exc:
             if node["NodeID"] not in {n["NodeID"] for n in alive_nodes()}:
-                continue  # it died during the check: no actor will be placed there
-            raise InputError(f"{name} cannot run evalyard's scorers ({missing_module(exc)}): install the "
+                continue
+            raise InputError(f"{name} cannot run {needs} ({missing_module(exc)}): install the "
                              f"driver's evalyard and evalyard-ray on every node") from None
-        if tuple(found["python"].split(".")[:2]) != python:
-            raise InputError(f"{name} runs Python {found['python']}, the driver {platform.python_version()}: "
-                             "use the same Python on every node")
-        for dist, want in expected.items():
-            have = found["versions"].get(dist)
-            if have != want:
-                state = "is not installed" if have is None else f"is at {have}"
-                raise InputError(f"{name}: {dist} {state}, the driver has {want} (scorer {scorer_name!r}): "
-                                 "install the same versions on every node")
+        yield name, found
+
+
+def check_versions(name: str, found: dict[str, Any], expected: dict[str, str | None], what: str) -> None:
+    """Refuse a node whose Python or distributions differ from the driver's."""
+    if tuple(found["python"].split(".")[:2]) != tuple(platform.python_version_tuple()[:2]):
+        raise InputError(f"{name} runs Python {found['python']}, the driver {platform.python_version()}: "
+                         "use the same Python on every node")
+    for dist, want in expected.items():
+        have = found["versions"].get(dist)
+        if have != want:
+            state = "is not installed" if have is None else f"is at {have}"
+            raise InputError(f"{name}: {dist} {state}, the driver has {want} ({what}): "
+                             "install the same versions on every node")
+
+
+def check_nodes(reference: Reference, expected: dict[str, str | None], digest: str | None, scorer_name: str) -> None:
+    """On every live node: the driver's versions of evalyard, this plugin and the scorer's
+    distribution are installed, and the scorer class loads. The first problem is refused."""
+    where = reference[2] or reference[1]
+    for name, found in on_every_node(node_report, list(expected), [reference], needs="evalyard's scorers"):
+        check_versions(name, found, expected, f"scorer {scorer_name!r}")
         loaded = found["classes"][where]
         if loaded["error"]:
             raise InputError(f"{name} cannot load scorer {scorer_name!r} ({reference[0]}.{reference[1]}): "

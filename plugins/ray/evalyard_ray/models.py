@@ -10,6 +10,7 @@ with the model loaded. Judge scorers stay async on the driver's event loop.
 
 A node needs evalyard-local and the model file (``evalyard models install NAME`` there, or
 ``EVALYARD_MODELS_DIR`` in the node's environment); the driver needs neither the file nor the RAM.
+A run's judges check every live node for both before the run is stored (``check``).
 
 Settings (environment of the driver): ``EVALYARD_RAY_MODEL_ACTORS`` (default one per live node),
 ``EVALYARD_RAY_MODEL_CPUS`` (CPUs per actor, default 1; llama.cpp gets as many threads), and the
@@ -88,6 +89,22 @@ class ModelServer:
                 "calls": {name: model.calls for name, model in self.engine.loaded().items()}}
 
 
+def model_report(distributions: list[str], name: str) -> dict[str, Any]:
+    """A node's side of the pre-run check: installed versions, and whether ``local/NAME``'s file
+    is there (located as a model actor on this node would locate it)."""
+    from .worker import node_report
+
+    found = node_report(distributions, [])
+    try:
+        from evalyard_local.provider import locate
+
+        locate(name)
+        found["model_error"] = None
+    except Exception as exc:
+        found["model_error"] = str(exc) or type(exc).__name__
+    return found
+
+
 # -- on the driver -------------------------------------------------------------------------------
 @dataclass(eq=False)
 class ModelActor:
@@ -134,10 +151,33 @@ class ModelActors:
         self._actors: list[ModelActor] = []
         self._job: Any = None
         self._make: Any = None
+        self._checked: set[str] = set()
+        #: actors that died before they ever answered, since one last did: a node that cannot even
+        #: start one (a broken install) is not given replacements forever
+        self._failed_starts = 0
         self.last_error = ""
 
     def get(self, name: str, locate: Callable[[], Any], settings: Any) -> RemoteModel:
         return RemoteModel(self, name, locate, settings)
+
+    def check(self, name: str) -> None:
+        """Before a run is stored: every live node has evalyard-local at the driver's version and
+        ``local/NAME``'s file. The first problem is refused, naming the node."""
+        from .cluster import check_versions, on_every_node
+        from .executor import driver_versions
+
+        with self._lock:
+            self._connect()
+            if name in self._checked:
+                return
+        expected = driver_versions("evalyard_local")
+        for node, found in on_every_node(model_report, list(expected), name, needs="model actors"):
+            check_versions(node, found, expected, f"model local/{name}")
+            if found["model_error"]:
+                raise InputError(f"{node}: {found['model_error']} (on that node: a model actor loads the model "
+                                 "from the node's own files)")
+        with self._lock:
+            self._checked.add(name)
 
     def size(self) -> int:
         """How many actors the pool keeps (starting it)."""
@@ -152,18 +192,29 @@ class ModelActors:
             return self._loop
 
     # -- the pool ------------------------------------------------------------------------------
-    def _start(self) -> list[ModelActor]:
-        """The live pool, started (or started again after the driver's Ray connection changed)."""
+    def _connect(self) -> None:
+        """Connected to the cluster; after the driver's connection changed, the old actors and
+        checks went with the old one."""
         import ray
 
-        from .cluster import alive_nodes, capacity, connect
+        from .cluster import connect
 
         with self._lock:
             if not ray.is_initialized():
                 connect()
             job = ray.get_runtime_context().get_job_id()
-            if job != self._job:  # a new connection: the old actors went with the old one
-                self._job, self._actors, self._make = job, [], None
+            if job != self._job:
+                self._job, self._actors, self._make, self._checked = job, [], None, set()
+                self._failed_starts = 0
+
+    def _start(self) -> list[ModelActor]:
+        """The live pool, started (or started again after the driver's Ray connection changed)."""
+        import ray
+
+        from .cluster import alive_nodes, capacity
+
+        with self._lock:
+            self._connect()
             if not self._actors:
                 cpus = whole_number("EVALYARD_RAY_MODEL_CPUS") or 1
                 if capacity({"cpu": cpus}) < 1:
@@ -185,12 +236,17 @@ class ModelActors:
         try:
             await actor.handle.report.remote()
         except Exception as exc:
+            with self._lock:
+                self._failed_starts += 1
             self._lose(actor, exc)
             return
+        with self._lock:
+            self._failed_starts = 0
         actor.ready = True
 
     def _lose(self, actor: ModelActor, exc: BaseException) -> None:
-        """Forget a dead actor and ask for its replacement (once, however many requests it held)."""
+        """Forget a dead actor and ask for its replacement (once, however many requests it held;
+        none after as many actors in a row as the pool holds died before answering once)."""
         import ray
 
         from .pool import describe
@@ -204,10 +260,13 @@ class ModelActors:
                 ray.kill(actor.handle, no_restart=True)
             except Exception:
                 pass
-            self._add(whole_number("EVALYARD_RAY_MODEL_CPUS") or 1)
+            if self._failed_starts <= len(self._actors):
+                self._add(whole_number("EVALYARD_RAY_MODEL_CPUS") or 1)
 
-    def _pick(self) -> ModelActor:
+    def _pick(self, model: str) -> ModelActor:
         with self._lock:
+            if self._failed_starts and not self._actors:
+                raise unavailable(model, f"no Ray model actor could start ({self.last_error})")
             actor = min(self._start(), key=lambda a: (not a.ready, a.in_flight))
             actor.in_flight += 1
             return actor
@@ -224,7 +283,7 @@ class ModelActors:
         lost = lost_errors()
         attempt = 0
         while True:
-            actor = self._pick()
+            actor = self._pick(call[0])
             sent = actor.handle.chat.remote(*call)
             try:
                 kind, payload = await sent
@@ -285,6 +344,9 @@ def cluster_provider(actors: ModelActors) -> Any:
                 size = 1
             found["concurrency"] = int(found.get("concurrency") or 1) * size
             return found
+
+        def check(self, model: str) -> None:
+            actors.check(model.removeprefix("local/"))
 
     return ClusterLocalProvider(engine=actors)
 

@@ -1,168 +1,29 @@
-"""The ``ray`` executor on a real multi-node Ray cluster on this machine.
+"""The ``ray`` executor on a real multi-node Ray cluster on this machine (the session's cluster:
+see conftest.py).
 
-One cluster for the module (a head and one more node, one CPU each, started with
-``ray.cluster_utils.Cluster``); tests that remove or add nodes add their own and leave the
-two alone. Drivers are the real ``evalyard`` command in subprocesses (a driver can then be
-killed), or the Python API in this process, which connects once for the module. Loopback test
-clusters run without Ray's token authentication (``RAY_AUTH_MODE=disabled``) and with fast health
-checks, so a removed node is declared dead in about a second and a half instead of fourteen.
-
-What costs time here is starting processes (the nodes, each run's actors, a subprocess driver),
-not scoring: the tests keep actor builds and subprocess drivers few, and wait for events
-(results in the database, a thread's end), never for fixed delays.
+Drivers are the real ``evalyard`` command in subprocesses (a driver can then be killed), or
+the Python API in this process, which connects once for the session. What costs time here is
+starting processes (the nodes, each run's actors, a subprocess driver), not scoring: the tests
+keep actor builds and subprocess drivers few, and wait for events (results in the database, a
+thread's end), never for fixed delays.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import os
-import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install evalyard-ray)")
-cluster_utils = pytest.importorskip("ray.cluster_utils")
 
-HERE = Path(__file__).resolve().parent
-EXAMPLES = HERE.parents[2] / "examples"
-MB = 1024 * 1024
-FAST_HEALTH_CHECKS = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 500,
-                      "health_check_timeout_ms": 500, "health_check_failure_threshold": 3}
-
-
-def plugin_site(root: Path, version: str) -> Path:
-    """A directory that, on a PYTHONPATH, installs the test plugin ``evalyard-raytest`` at ``version``."""
-    site = root / f"site-{version}"
-    shutil.copytree(HERE / "evalyard_raytest", site / "evalyard_raytest")
-    info = site / f"evalyard_raytest-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: evalyard-raytest\nVersion: {version}\n")
-    (info / "entry_points.txt").write_text("[evalyard]\nraytest = evalyard_raytest\n")
-    (info / "top_level.txt").write_text("evalyard_raytest\n")
-    (info / "RECORD").write_text("")
-    return site
-
-
-class LocalCluster:
-    def __init__(self, root: Path, models: Path) -> None:
-        self.root = root
-        self.models = models
-        self.site = plugin_site(root, "1.0")
-        self.cluster = cluster_utils.Cluster(initialize_head=True, head_node_args=self.node_args(self.site) | {
-            "include_dashboard": False, "_system_config": FAST_HEALTH_CHECKS})
-        self.nodes = [self.cluster.head_node, self.add_node()]
-        self.address = self.cluster.address
-
-    def node_args(self, site: Path | None) -> dict:
-        # the nodes find the user's local models (read only), as the driver does
-        return {"num_cpus": 1, "object_store_memory": 150 * MB,
-                "env_vars": {"PYTHONPATH": str(site) if site else "", "EVALYARD_MODELS_DIR": str(self.models)}}
-
-    def add_node(self, site: Path | None | str = "default", **extra):
-        return self.cluster.add_node(**(self.node_args(self.site if site == "default" else site) | extra))
-
-    def remove(self, node) -> None:
-        self.cluster.remove_node(node, allow_graceful=False)
-
-
-@pytest.fixture(scope="module")
-def ray_cluster(user_models):
-    root = Path(tempfile.mkdtemp(prefix="eyray"))  # short: Ray's socket paths live under it
-    saved = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "RAY_AUTH_MODE", "RAY_USAGE_STATS_ENABLED")}
-    os.environ.update(RAY_TMPDIR=str(root), RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0")
-    cluster = LocalCluster(root, user_models)
-    yield cluster
-    if ray.is_initialized():
-        ray.shutdown()
-    cluster.cluster.shutdown()
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
-    shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture
-def driver_env(ray_cluster, cli_env):
-    """A subprocess driver's environment: the cluster's address, and the test plugin installed."""
-    cli_env["EVALYARD_RAY_ADDRESS"] = ray_cluster.address
-    cli_env["PYTHONPATH"] = os.pathsep.join([str(ray_cluster.site), cli_env["PYTHONPATH"]])
-    cli_env.pop("EVALYARD_LOAD_PLUGINS", None)
-    cli_env.pop("EVALYARD_EXTRA_PLUGINS", None)
-    return cli_env
-
-
-@pytest.fixture(scope="module")
-def ray_driver(ray_cluster):
-    """This process's connection to the cluster, made once for the module's in-process runs. The
-    executor uses a connection it did not make and leaves it open, so each run saves Ray's connect
-    and shutdown, and the worker processes a new job starts on every node. The subprocess drivers
-    connect and disconnect on their own, as a user's `evalyard run` does."""
-    ray.init(address=ray_cluster.address, log_to_driver=False, logging_level=logging.WARNING)
-    yield
-    ray.shutdown()
-
-
-@pytest.fixture
-def ray_app(ray_cluster, ray_driver, monkeypatch, isolated_home):
-    """An in-process driver (the Python API), with the same address and plugin."""
-    from evalyard import Application
-
-    monkeypatch.setenv("EVALYARD_RAY_ADDRESS", ray_cluster.address)
-    monkeypatch.delenv("EVALYARD_LOAD_PLUGINS", raising=False)
-    monkeypatch.syspath_prepend(str(ray_cluster.site))
-    return Application()
-
-
-def cases_file(path: Path, n: int, *, failing: tuple[int, ...] = ()) -> Path:
-    with path.open("w") as out:
-        for i in range(n):
-            metadata = {"value": (i % 7) / 7, **({"raise": True} if i in failing else {})}
-            out.write(json.dumps({"id": f"c{i}", "candidate": f"answer {i}", "reference": f"answer {i % 3}",
-                                  "metadata": metadata}) + "\n")
-    return path
-
-
-def results(db: Path, run_id: str | None = None) -> list[tuple]:
-    if not db.exists():
-        return []
-    with sqlite3.connect(db) as con:
-        try:
-            query = "select case_id, scorer, value, error, details from results"
-            return con.execute(query + (" where run_id=?" if run_id else ""), (run_id,) if run_id else ()).fetchall()
-        except sqlite3.OperationalError:  # tables not made yet
-            return []
-
-
-def runs(db: Path) -> list[tuple]:
-    if not db.exists():
-        return []
-    with sqlite3.connect(db) as con:
-        try:
-            return con.execute("select id, status from runs").fetchall()
-        except sqlite3.OperationalError:
-            return []
-
-
-def nodes_of(rows: list[tuple]) -> set[str]:
-    return {json.loads(details)["node"] for *_, error, details in rows if error is None}
-
-
-def wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+from conftest import plugin_site  # noqa: E402
+from ray_helpers import cases_file, nodes_of, results, runs, wait_for  # noqa: E402
 
 
 def test_the_plugin_loads_without_importing_ray(cli_env):
@@ -339,59 +200,3 @@ def test_postgresql_one_writer_a_couple_of_connections(tmp_path, ray_app, postgr
     watcher.dispose()
     assert run.status == "completed" and tuple(pairs) == (120, 120)
     assert 1 <= most[0] <= 2
-
-
-def test_local_model_judge_calls_run_on_model_actors_with_in_process_values(tmp_path, ray_cluster, ray_app, smol_path,
-                                                                            monkeypatch, isolated_home):
-    """EVALYARD_RAY_LOCAL_MODELS: the same judge run with smollm2-135m answered by model actors on
-    both nodes gives the in-process run's values, usage and cost; its cache entries are the same
-    ones (a later run is answered from the in-process run's cache without reaching an actor)."""
-    import evalyard
-    import evalyard_local.plugin
-    from evalyard import add_custom_provider
-    from evalyard_ray.models import install
-
-    # a model actor has one CPU, so llama.cpp one thread: the in-process run loads it the same way
-    monkeypatch.setenv("EVALYARD_LOCAL_THREADS", "1")
-    monkeypatch.setenv("EVALYARD_RAY_MODEL_ACTORS", "2")
-    claims = [("eiffel", "The Eiffel Tower was completed in 1889.", "The Eiffel Tower was completed in 1889."),
-              ("curie", "Marie Curie was born in Warsaw.", "Marie Curie was born in Berlin.")]
-    suite = tmp_path / "judged.yaml"  # judged by the example suite's `grounded` template
-    suite.write_text(f"name: judged\nprompts: [{EXAMPLES / 'prompts'}]\nscorers: [grounded]\ncases:\n" + "".join(
-        f"  - {{id: {i}, context: [{source}], candidate: {claim}}}\n" for i, source, claim in claims))
-    judge = "local/smollm2-135m"
-
-    def without_reuse(usage):
-        # How much of a prompt a slot still held from its last call (prefix reuse) depends on which
-        # calls that slot served before: one slot in process, two actors' slots here.
-        return {key: without_reuse(value) if isinstance(value, dict) else value
-                for key, value in usage.items() if key != "cached_prompt_tokens"}
-
-    def outcome(run):
-        return {(r["case_id"], r["scorer"]): (r["value"], r["label"], r["details"], r["error"],
-                                              without_reuse(r["usage"])) for r in run.results}
-
-    in_process = evalyard.evaluate(str(suite), app=ray_app, judge_model=judge)  # its answers go to the cache
-    provider = install()  # what loading the plugin does with EVALYARD_RAY_LOCAL_MODELS=1
-    try:
-        routed = evalyard.evaluate(str(suite), app=ray_app, judge_model=judge, use_cache=False)
-        served = provider.engine.report()
-        cached = evalyard.evaluate(str(suite), app=ray_app, judge_model=judge)
-        served_after = provider.engine.report()
-    finally:
-        provider.engine.close()
-        add_custom_provider("local", evalyard_local.plugin.PROVIDER)
-    assert routed.status == "completed" and routed.scorers["grounded"]["errors"] == 0
-    assert outcome(routed) == outcome(in_process)
-    calls = in_process.usage["calls"]
-    assert without_reuse(routed.usage) == without_reuse(in_process.usage) and calls >= len(claims)
-    assert routed.usage["cost"] == 0.0 and routed.usage["cache_hits"] == 0
-    # the calls ran in the actors' llama.cpp, one actor on each node
-    assert {a["node_id"] for a in served} == {node.node_id for node in ray_cluster.nodes}
-    assert sum(a["calls"].get("smollm2-135m", 0) for a in served) == calls
-    assert all(a["calls"].get("smollm2-135m", 0) >= 1 for a in served)
-    # the same cache keys as in process: all hits, no actor reached
-    assert cached.usage["cache_hits"] == cached.usage["calls"] == calls
-    verdicts = lambda run: {key: value[:2] + value[3:4] for key, value in outcome(run).items()}  # noqa: E731
-    assert verdicts(cached) == verdicts(in_process)
-    assert [a["calls"] for a in served_after] == [a["calls"] for a in served]
