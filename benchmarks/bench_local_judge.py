@@ -21,7 +21,8 @@ The model is loaded before the clock starts. Afterwards `--floor-cases` prompts 
 cases: llama.cpp keeps recent prompts in host memory) go to the loaded llama.cpp server directly,
 one after the other, and its own timings (prompt + answer ms) give the floor: what the runtime
 needs for the tokens it really evaluates, with no evalyard around it.
-Run with the venv of the tree to measure (`/work/main/.venv/bin/python` for "before").
+Run with the venv of the tree to measure: a checkout of the commit before the change for "before"
+(with `EVALYARD_MODELS_DIR` pointing at the installed models), this tree's for "after".
 """
 
 from __future__ import annotations
@@ -252,8 +253,8 @@ def report(paths: list[str], write: bool) -> str:
     speeds = [r for r in rows if r["kind"] == "kernels"]
     lines = ["## Local judge", "",
              "`PYTHON benchmarks/bench_local_judge.py run --label L --judge J --layout Y --cases N [--parallel P] "
-             "--out rows.jsonl`, with PYTHON the venv of the tree measured (`/work/main/.venv/bin/python` for "
-             "*before*, this tree's for *after*); `report rows.jsonl` writes this section. "
+             "--out rows.jsonl`, with PYTHON the venv of the tree measured (a checkout of the commit before "
+             "the change for *before*, this tree's for *after*); `report rows.jsonl` writes this section. "
              f"`{MODEL}` judging synthetic question/reference/response cases; 2 cores shared with other "
              "work (load averages per row, at start / end).", "",
              "| tree | judge | layout | cases | slots | threads | cases/s | prompt tokens reused in the run | "
