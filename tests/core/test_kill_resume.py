@@ -67,15 +67,17 @@ def test_sigkill_then_resume(tmp_path, cli_env, evalyard_exe, isolated_home):
 def test_ctrl_c_marks_run_interrupted(tmp_path, cli_env, evalyard_exe, isolated_home):
     path = write(tmp_path / "slow.jsonl", "".join(
         json.dumps({"id": f"c{i}", "candidate": "x", "metadata": {"script": 1}}) + "\n" for i in range(200)))
-    proc = subprocess.Popen([evalyard_exe, "run", str(path), "-s", "scripted:delay=0.01", "-j", "1"],
+    # Slower than the other stop tests: once, on a loaded machine, this run ended before the signal.
+    proc = subprocess.Popen([evalyard_exe, "run", str(path), "-s", "scripted:delay=0.02", "-j", "1"],
                             env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     db = isolated_home / "evalyard.db"
     deadline = time.monotonic() + 60
-    while _count(db) < 8 and time.monotonic() < deadline:
+    while _count(db) < 8 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be stopped: make it slower"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     assert "evalyard run --resume" in err
     with sqlite3.connect(db) as con:
         (run_id, status), = con.execute("select id, status from runs").fetchall()
