@@ -67,9 +67,11 @@ def test_sigkill_then_resume(tmp_path, cli_env, evalyard_exe, isolated_home):
 def test_ctrl_c_marks_run_interrupted(tmp_path, cli_env, evalyard_exe, isolated_home):
     path = write(tmp_path / "slow.jsonl", "".join(
         json.dumps({"id": f"c{i}", "candidate": "x", "metadata": {"script": 1}}) + "\n" for i in range(200)))
-    # Slower than the other stop tests: once, on a loaded machine, this run ended before the signal.
-    proc = subprocess.Popen([evalyard_exe, "run", str(path), "-s", "scripted:delay=0.02", "-j", "1"],
-                            env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C reaches the run as from a terminal, however pytest was started: a shell starts a
+    # background job with SIGINT ignored, and the run would inherit that.
+    proc = subprocess.Popen([evalyard_exe, "run", str(path), "-s", "scripted:delay=0.01", "-j", "1"],
+                            env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     db = isolated_home / "evalyard.db"
     deadline = time.monotonic() + 60
     while _count(db) < 8 and proc.poll() is None and time.monotonic() < deadline:
