@@ -77,8 +77,9 @@ def register_model_providers(register):
     suite's ``models:`` settings say nothing: ``supports_schema``, ``supports_logprobs``,
     ``concurrency``, ``reasoning``; and ``check(model)``, which raises (its message one line)
     when the handler cannot serve ``model`` (a file not installed, a cluster that lacks it): a
-    run's judges ask it before the run is stored. One prefix belongs to one plugin. The core's scripted test
-    model (``scripted/PATH``) and the local-model plugin (``local/NAME``) register this way."""
+    run's judges ask it before the run is stored. One prefix belongs to one plugin. The core's
+    scripted test model (``scripted/PATH``) and the local-model plugin (``local/NAME``) register
+    this way."""
 
 
 @hookspec(firstresult=True)

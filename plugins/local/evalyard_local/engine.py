@@ -20,9 +20,10 @@ llama.cpp computed one at a time rather than in a prompt's batch: a prompt the s
 holds whole (answered from its last token alone), and a later turn of the slot's last
 conversation (a repair: its prompt goes on with the answer the slot generated). The engine
 picks each request's slot itself and sends both cold (the response cache answers most repeats
-before they get here), and keeps no prompts parked in host memory. With more than one slot, requests running at once share
-llama.cpp's batches and exactness is lost (llama.cpp's kernels round a shared batch differently):
-one slot is the default. The price is measured in benchmarks/RESULTS.md.
+before they get here), and keeps no prompts parked in host memory. With more than one slot,
+requests running at once share llama.cpp's batches and exactness is lost (llama.cpp's kernels
+round a shared batch differently): one slot is the default. The price is measured in
+benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

@@ -15,23 +15,11 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
+from ray_helpers import plugin_site
+
 MB = 1024 * 1024
 FAST_HEALTH_CHECKS = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 500,
                       "health_check_timeout_ms": 500, "health_check_failure_threshold": 3}
-
-
-def plugin_site(root: Path, version: str) -> Path:
-    """A directory that, on a PYTHONPATH, installs the test plugin ``evalyard-raytest`` at ``version``."""
-    site = root / f"site-{version}"
-    shutil.copytree(HERE / "evalyard_raytest", site / "evalyard_raytest")
-    info = site / f"evalyard_raytest-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: evalyard-raytest\nVersion: {version}\n")
-    (info / "entry_points.txt").write_text("[evalyard]\nraytest = evalyard_raytest\n")
-    (info / "top_level.txt").write_text("evalyard_raytest\n")
-    (info / "RECORD").write_text("")
-    return site
 
 
 class LocalCluster:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import time
 from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
 
 
 def cases_file(path: Path, n: int, *, failing: tuple[int, ...] = ()) -> Path:
@@ -49,3 +52,14 @@ def wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None:
         time.sleep(0.05)
 
 
+def plugin_site(root: Path, version: str) -> Path:
+    """A directory that, on a PYTHONPATH, installs the test plugin ``evalyard-raytest`` at ``version``."""
+    site = root / f"site-{version}"
+    shutil.copytree(HERE / "evalyard_raytest", site / "evalyard_raytest")
+    info = site / f"evalyard_raytest-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: evalyard-raytest\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text("[evalyard]\nraytest = evalyard_raytest\n")
+    (info / "top_level.txt").write_text("evalyard_raytest\n")
+    (info / "RECORD").write_text("")
+    return site

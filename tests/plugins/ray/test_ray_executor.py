@@ -22,8 +22,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install evalyard-ray)")
 
-from conftest import plugin_site  # noqa: E402
-from ray_helpers import cases_file, nodes_of, results, runs, wait_for  # noqa: E402
+from ray_helpers import cases_file, nodes_of, plugin_site, results, runs, wait_for  # noqa: E402
 
 
 def test_the_plugin_loads_without_importing_ray(cli_env):
