@@ -50,12 +50,16 @@ class RunResult:
         return sum(s["errors"] for s in self.scorers.values()) / count if count else 0.0
 
     @property
-    def results(self) -> list[dict[str, Any]]:
-        """One dict per (case, scorer): case_id, scorer, value, label, passed, details, error, usage."""
-        if self._store is None:
-            return []
-        return [{"case_id": r.case_id, "scorer": r.scorer, "value": r.value, "label": r.label, "passed": r.passed,
-                 "details": r.details, "error": r.error, "usage": r.usage} for r in self._store.results(self.run_id)]
+    def results(self) -> "Results":
+        """One dict per (case, scorer): case_id, scorer, value, label, passed, details, error, usage.
+
+        Lazy: a sequence over the database, not a list in memory. Iterating streams the rows,
+        ``len`` counts them, ``results[i]`` and ``results[a:b]`` read only those rows, and
+        ``results.page(offset, limit)`` reads one page: a run of millions of results is never
+        loaded whole unless you ask for ``list(results)``."""
+        from .results import Results
+
+        return Results(self._store, self.run_id)
 
     def to_dict(self) -> dict[str, Any]:
         data = {"run_id": self.run_id, "name": self.name, "suite": self.suite, "status": self.status,
@@ -344,7 +348,7 @@ class Application:
         """A suite and the origin of each case from a path, a ``Suite``, or a list of cases/dicts.
         ``format`` names a data format and ``field_map`` maps its columns (a data file's path only)."""
         if isinstance(source, Suite):
-            return source, [source.source or source.name] * len(source.cases)
+            return source, source.origins
         if isinstance(source, (str, Path)):
             from .suite_files import load_suite
 
@@ -358,7 +362,8 @@ class Application:
             check_unique_ids(cases, origins)
             if not cases:
                 raise InputError("no cases given", path="cases")
-            return Suite(name=name or "cases", cases=cases, source="python"), origins
+            suite = Suite(name=name or "cases", cases=cases, source="python", origins=origins)
+            return suite, suite.origins
         raise InputError(f"expected a suite file path, a Suite or a list of cases, got {type(source).__name__}")
 
     # -- runs -------------------------------------------------------------------
@@ -371,9 +376,9 @@ class Application:
         executors, judge models and templates) without touching the database: bad input
         raises ``evalyard.InputError``. ``calibrated``: every judge with a saved calibration uses
         its fitted threshold (as ``threshold: calibrated`` does for one scorer)."""
-        from .runner import check_required_fields, prepare_generator, prepare_scorers
+        from .runner import check_cases, prepare_generator, prepare_scorers
 
-        loaded, origins = self.load_suite(suite, name=name or None, format=format, field_map=field_map)
+        loaded, _ = self.load_suite(suite, name=name or None, format=format, field_map=field_map)
         if scorers:  # scorer classes given from Python join this application first
             from .scoring import Scorer
 
@@ -384,6 +389,8 @@ class Application:
                         "models": loaded.models, "use_cache": use_cache, "max_cost": max_cost, "batch": batch}
         if calibrated:
             run_settings["calibrated"] = True
+        if format or field_map:  # how to read the data file again, should the run stop before storing it all
+            run_settings["data"] = {"format": format, "field_map": dict(field_map or {})}
         runtime = self.runtime(run_settings, concurrency)
         registry = self.registry
         if loaded.prompt_dirs:  # the suite's own templates may declare scorers too
@@ -396,7 +403,7 @@ class Application:
         try:
             if runtime.judge_asked and runtime.chosen_judge_model:
                 runtime.check_model(runtime.chosen_judge_model)
-            check_required_fields(loaded.cases, origins, prepared, prepared_generator)
+            check_cases(loaded, prepared, prepared_generator)
         except BaseException:  # a plan that fails closes what it set up
             close_prepared(prepared, prepared_generator)
             raise
@@ -456,8 +463,8 @@ class Application:
                                settings=_jsonable_settings(plan.settings))
         plan.runtime.run_id = run_id
         if on_start is not None:
-            on_start(run_id, len(plan.suite.cases) * len(plan.scorers))
-        return self._execute(runner, run_id, plan.suite.cases, plan.scorers, plan.generator, plan.suite.name)
+            on_start(run_id, plan.suite.case_count * len(plan.scorers))
+        return self._execute(runner, run_id, plan.scorers, plan.generator, plan.suite)
 
     def check_resumable_as(self, run_id: str, plan: "RunPlan", db: str | None = None) -> None:
         """``run SUITE --resume RUN_ID``: the command must describe the run it resumes (same suite
@@ -494,9 +501,11 @@ class Application:
                              f"{named(planned_generator)}")
 
     def resume(self, run_id: str, *, db: str | None = None, concurrency: int = 4, max_errors: int | None = None,
-               on_progress: Callable[[int], None] | None = None, executor: str | None = None) -> RunResult:
+               on_progress: Callable[[int], None] | None = None, executor: str | None = None,
+               suite: Suite | None = None) -> RunResult:
         """Finish an interrupted run: generate and score only what is missing, then aggregate.
-        ``executor`` moves its non-async scorers to another executor (not part of a fingerprint)."""
+        ``executor`` moves its non-async scorers to another executor (not part of a fingerprint);
+        ``suite``: the run's own suite, checked, should the run have stopped while storing its cases."""
         from .runner import Runner, prepare_generator, prepare_scorers
 
         store = self.open_store(db)
@@ -528,29 +537,48 @@ class Application:
         runner = Runner(store, registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress,
                         runtime=runtime, previous_usage=(row.totals or {}).get("usage"))
         runner.check_executors(prepared)
-        cases = store.run_cases(row)
-        return self._execute(runner, row.id, cases, prepared, prepared_generator, store.suite_of(row).name)
+        stored_suite = store.suite_of(row)
+        unstored = None
+        if store.candidate_count(row.id) < stored_suite.case_count:  # stopped while storing its cases
+            unstored = self._reread_suite(row, stored_suite, suite)
+        return self._execute(runner, row.id, prepared, prepared_generator, unstored, stored_suite.name)
 
-    def _execute(self, runner, run_id, cases, prepared, generator, suite_name) -> RunResult:
+    def _reread_suite(self, row, stored_suite, suite: Suite | None) -> Suite:
+        """The cases of a run stopped before all were stored: from the command's own suite
+        (``run SUITE --resume``), else read again from the run's source, which must not have changed."""
+        if suite is None:
+            data = (row.settings or {}).get("data") or {}
+            try:
+                suite, _ = self.load_suite(row.source, format=data.get("format"), field_map=data.get("field_map"))
+            except InputError as exc:
+                raise InputError(f"run {row.id} stopped before all its cases were stored, and its data cannot be "
+                                 f"read again: {exc}") from None
+        if suite.version != stored_suite.version:
+            raise InputError(f"run {row.id} stopped before all its cases were stored, and {row.source} has changed "
+                             "since (its cases differ): start a new run instead")
+        return suite
+
+    def _execute(self, runner, run_id, prepared, generator, suite: Suite | None, suite_name: str | None = None
+                 ) -> RunResult:
         from .runner import RunAborted
 
         error = None
         try:
-            totals = runner.execute(run_id, cases, prepared, generator)
+            totals = runner.execute(run_id, prepared, generator, suite)
         except RunAborted as exc:
             totals, error = exc.totals, str(exc)
         row = runner.store.get_run(run_id)
-        return RunResult(run_id=run_id, name=row.name, suite=suite_name, status=row.status, cases=len(cases),
-                         duration_s=totals["duration_s"], scorers=totals["scorers"], error=error,
-                         generation=totals.get("generation"), usage=totals.get("usage"), _store=runner.store)
+        stored_suite = runner.store.suite_of(row)
+        return RunResult(run_id=run_id, name=row.name, suite=suite_name or stored_suite.name, status=row.status,
+                         cases=stored_suite.case_count, duration_s=totals["duration_s"], scorers=totals["scorers"],
+                         error=error, generation=totals.get("generation"), usage=totals.get("usage"),
+                         _store=runner.store)
 
     def pending_count(self, run_id: str, db: str | None = None) -> int:
         """How many (case, scorer) results a resumed run still has to make (for progress bars)."""
         store = self.open_store(db)
         row = store.get_run(run_id)
-        done = store.done_pairs(row.id)
-        cases = store.run_cases(row)
-        return sum(1 for s in row.scorers for c in cases if (c.id, s["name"]) not in done)
+        return store.suite_of(row).case_count * len(row.scorers) - store.result_count(row.id)
 
     def compare(self, base: str, new: str, *, db: str | None = None, top: int = 5) -> dict[str, Any]:
         """Case-by-case comparison of two runs (see ``evalyard.compare``); ``fingerprint_changes``

@@ -11,10 +11,9 @@ name the exact line of a bad case.
 from __future__ import annotations
 
 import csv
-import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from .errors import InputError
 from .scoring import CASE_FIELDS, TEXT_FIELDS, Case
@@ -119,17 +118,47 @@ def check_unique_ids(cases: list[Case], origins: list[str]) -> None:
         seen[case.id] = origin
 
 
-def load_jsonl(path: str | Path, field_map: dict[str, str] | None = None) -> tuple[list[Case], list[str]]:
+def _decode_line(data: bytes, path: str, line_no: int) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {exc.start + 1}); "
+                         "save the file as UTF-8", path=path, line=line_no) from None
+
+
+def iter_jsonl(path: str | Path, field_map: dict[str, str] | None = None) -> Iterator[tuple[Case, str]]:
+    """(case, ``file:line``) for each record of a JSONL file, read one line at a time: a file of
+    any size streams through in constant memory. Checks each record; ids are checked by the caller."""
     path = str(path)
+    field_map = field_map or {}
+    index = 0
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    with handle:
+        for line_no, raw in enumerate(handle, start=1):
+            if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a byte-order mark
+                raw = raw[3:]
+            if not raw.strip():
+                continue
+            record = parse_json(_decode_line(raw, path, line_no), path, line_no)
+            yield case_from_record(record, path=path, line=line_no, index=index, field_map=field_map), f"{path}:{line_no}"
+            index += 1
+
+
+def _collect(pairs: Iterable[tuple[Case, str]]) -> tuple[list[Case], list[str]]:
     cases, origins = [], []
-    for line_no, line in enumerate(read_text(path).split("\n"), start=1):
-        if not line.strip():
-            continue
-        record = parse_json(line, path, line_no)
-        cases.append(case_from_record(record, path=path, line=line_no, index=len(cases), field_map=field_map or {}))
-        origins.append(f"{path}:{line_no}")
+    for case, origin in pairs:
+        cases.append(case)
+        origins.append(origin)
     check_unique_ids(cases, origins)
     return cases, origins
+
+
+def load_jsonl(path: str | Path, field_map: dict[str, str] | None = None) -> tuple[list[Case], list[str]]:
+    """A whole JSONL file as (cases, origins), ids checked: for files that fit in memory."""
+    return _collect(iter_jsonl(path, field_map))
 
 
 def load_json(path: str | Path, field_map: dict[str, str] | None = None) -> tuple[list[Case], list[str]]:
@@ -161,42 +190,57 @@ def _csv_value(column: str, value: str, path: str, line: int) -> Any:
     return value
 
 
-def load_csv(path: str | Path, field_map: dict[str, str] | None = None) -> tuple[list[Case], list[str]]:
+def iter_csv(path: str | Path, field_map: dict[str, str] | None = None) -> Iterator[tuple[Case, str]]:
+    """(case, ``file:line``) for each row of a CSV file with a header row, read as it streams."""
     path = str(path)
-    cases, origins = [], []
     field_map = field_map or {}
-    with io.StringIO(read_text(path), newline="") as handle:
-        reader = csv.reader(handle, strict=True)
+    try:
+        handle = open(path, encoding="utf-8-sig", newline="")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    with handle:
         try:
-            header = next(reader)
-        except StopIteration:
-            raise InputError("empty CSV file (no header row)", path=path, line=1) from None
-        except csv.Error as exc:
-            raise InputError(f"malformed CSV: {exc}", path=path, line=1) from None
-        if len(set(header)) != len(header):
-            raise InputError("duplicate column names in the header", path=path, line=1)
-        columns = [next((f for f, c in field_map.items() if c == h), h) for h in header]
-        start_line = 2
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                raise InputError(f"malformed CSV: {exc}", path=path, line=reader.line_num) from None
-            line_no = start_line
-            start_line = reader.line_num + 1
-            if not row or all(not cell for cell in row):
-                continue
-            if len(row) != len(header):
-                raise InputError(f"expected {len(header)} columns, found {len(row)}", path=path, line=line_no)
-            record = {col: _csv_value(col, cell, path, line_no) for col, cell in zip(columns, row)}
-            # An empty CSV cell means "absent" for reference and input, not the empty string.
-            for name in ("reference", "input"):
-                if record.get(name) == "":
-                    record[name] = None
-            cases.append(case_from_record(record, path=path, line=line_no, index=len(cases), field_map={}))
-            origins.append(f"{path}:{line_no}")
-    check_unique_ids(cases, origins)
-    return cases, origins
+            yield from _csv_rows(handle, path, field_map)
+        except UnicodeDecodeError:
+            read_text(path)  # names the line of the first byte that is not UTF-8
+            raise
 
+
+def _csv_rows(handle, path: str, field_map: dict[str, str]) -> Iterator[tuple[Case, str]]:
+    reader = csv.reader(handle, strict=True)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise InputError("empty CSV file (no header row)", path=path, line=1) from None
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV: {exc}", path=path, line=1) from None
+    if len(set(header)) != len(header):
+        raise InputError("duplicate column names in the header", path=path, line=1)
+    columns = [next((f for f, c in field_map.items() if c == h), h) for h in header]
+    start_line = 2
+    index = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV: {exc}", path=path, line=reader.line_num) from None
+        line_no = start_line
+        start_line = reader.line_num + 1
+        if not row or all(not cell for cell in row):
+            continue
+        if len(row) != len(header):
+            raise InputError(f"expected {len(header)} columns, found {len(row)}", path=path, line=line_no)
+        record = {col: _csv_value(col, cell, path, line_no) for col, cell in zip(columns, row)}
+        # An empty CSV cell means "absent" for reference and input, not the empty string.
+        for name in ("reference", "input"):
+            if record.get(name) == "":
+                record[name] = None
+        yield case_from_record(record, path=path, line=line_no, index=index, field_map={}), f"{path}:{line_no}"
+        index += 1
+
+
+def load_csv(path: str | Path, field_map: dict[str, str] | None = None) -> tuple[list[Case], list[str]]:
+    """A whole CSV file as (cases, origins), ids checked: for files that fit in memory."""
+    return _collect(iter_csv(path, field_map))

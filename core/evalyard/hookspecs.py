@@ -47,10 +47,14 @@ def register_loaders(register):
     plugin never changes how another format is read. ``register(".ext", load_function)`` is
     short for a format named ``ext`` claiming ``.ext``.
 
-    ``load_function(path, field_map)`` returns a list of ``evalyard.Case``, or a pair
+    ``load_function(path, field_map)`` returns a list of ``evalyard.Case``, a pair
     ``(cases, origins)`` where ``origins[i]`` is ``"file:line"`` of case i (so later
-    checks can name the line). It raises ``evalyard.InputError`` naming file, line
-    and field on bad input. ``jsonl``, ``json`` and ``csv`` are built-ins.
+    checks can name the line), or an iterator (a generator) of ``(case, origin)`` pairs.
+    An iterator streams: a run reads the file more than once (a check pass, then the
+    stored cases), a window at a time, so a file of millions of cases never sits in memory;
+    each call must start from the beginning. It raises ``evalyard.InputError`` naming file,
+    line and field on bad input. ``jsonl``, ``json`` and ``csv`` are built-ins (``jsonl`` and
+    ``csv`` stream).
     """
 
 

@@ -106,8 +106,13 @@ class PreparedGenerator:
                 "fingerprint": fingerprint(identity), "fingerprint_data": identity}
 
 
+_PLAIN = (str, int, float, bool, type(None))
+
+
 def _jsonable(value: Any) -> Any:
     """A JSON-safe copy (tuples to lists, unknown objects to strings) so SQLite and PostgreSQL store the same."""
+    if type(value) is dict and all(type(k) is str and type(v) in _PLAIN for k, v in value.items()):
+        return value  # already JSON as it is (most scorers' details): skip the round trip
     return json.loads(json.dumps(value, default=str))
 
 
@@ -155,24 +160,78 @@ def prepare_generator(name: str, config: dict[str, Any], registry: Registry) -> 
     return PreparedGenerator(generator, entry)
 
 
-def check_required_fields(cases: list[Case], origins: list[str], prepared: list[PreparedScorer],
-                          generator: PreparedGenerator | None = None) -> None:
-    """Fail before any work if a case lacks a field a selected scorer (or the generator) needs.
-    A missing candidate is fine when a generator will fill it."""
-    requirements = [(f"scorer {p.name!r}", p.scorer.required_fields()) for p in prepared]
+def check_cases(suite: Suite, prepared: list[PreparedScorer], generator: PreparedGenerator | None = None) -> None:
+    """One streaming pass over the suite's cases before anything is stored: every record parses
+    (the reader raises on a bad one), ids are unique, every case has the fields the selected
+    scorers (and the generator) require, and the suite's version and size are computed on the way.
+    Memory is 8 bytes per case (a hash of its id), whatever the cases hold.
+
+    Errors come in the order a whole-file load gave them: a bad record first, then a duplicate
+    id, then a missing field; each names the file, the line and the field. A missing candidate
+    is fine when a generator will fill it."""
+    from array import array
+
+    from .suite import add_to_version, version_digest
+
+    requirements = [(f"scorer {p.name!r}", tuple(p.scorer.required_fields())) for p in prepared]
     if generator is not None:
-        requirements.append((f"generator {generator.entry.name!r}", generator.generator.required_fields()))
-    for case, origin in zip(cases, origins):
-        for who, fields in requirements:
-            for field_name in fields:
-                if field_name == "candidate" and generator is not None:
-                    continue
-                if not case.has(field_name):
-                    path, _, line = origin.rpartition(":")
-                    if not line.isdigit():
-                        path, line = origin, ""
-                    raise InputError(f"case {case.id!r} has no {field_name}, which {who} requires",
-                                     path=path, line=int(line) if line else None, field=field_name)
+        requirements.append((f"generator {generator.entry.name!r}", tuple(generator.generator.required_fields())))
+    requirements = [(who, tuple(f for f in fields if not (f == "candidate" and generator is not None)))
+                    for who, fields in requirements]
+    id_hashes = array("q")
+    digest = version_digest()
+    missing: InputError | None = None
+    count = 0
+    for case, origin in suite.iter_cases():
+        count += 1
+        id_hashes.append(hash(case.id))
+        add_to_version(digest, case)
+        if missing is None:
+            for who, fields in requirements:
+                absent = next((f for f in fields if not case.has(f)), None)
+                if absent is not None:
+                    path, line = _split_origin(origin)
+                    missing = InputError(f"case {case.id!r} has no {absent}, which {who} requires",
+                                         path=path, line=line, field=absent)
+                    break
+    if count == 0:
+        raise InputError("the suite has no cases", path=suite.source or suite.name)
+    if _has_equal_pair(id_hashes):
+        _raise_duplicate(suite, id_hashes)
+    if missing is not None:
+        raise missing
+    suite.remember(digest.hexdigest()[:16], count)
+
+
+def _split_origin(origin: str) -> tuple[str, int | None]:
+    path, _, line = origin.rpartition(":")
+    if not line.isdigit():
+        return origin, None
+    return path, int(line)
+
+
+def _has_equal_pair(values) -> bool:
+    import numpy as np
+
+    ordered = np.sort(np.frombuffer(values, dtype=np.int64))
+    return bool(len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any())
+
+
+def _raise_duplicate(suite: Suite, id_hashes) -> None:
+    """Some ids share a hash: read again, keeping only those, to name the first true duplicate."""
+    import numpy as np
+
+    ordered = np.sort(np.frombuffer(id_hashes, dtype=np.int64))
+    suspects = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+    seen: dict[str, str] = {}
+    for case, origin in suite.iter_cases():
+        if hash(case.id) not in suspects:
+            continue
+        if case.id in seen:
+            path, line = _split_origin(origin)
+            raise InputError(f"duplicate case id {case.id!r} (first at {seen[case.id]})", path=path, line=line,
+                             field="id")
+        seen[case.id] = origin
 
 
 def _checked(score: Any, scorer_name: str) -> Score:
@@ -221,7 +280,11 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 class Runner:
     """Runs the stages of one run against a store. ``concurrency`` counts model requests for
-    async scorers and generators, and batches in flight for the others."""
+    async scorers and generators, and batches in flight for the others.
+
+    Every stage streams: cases come from the database a window at a time (``WINDOW``), at most
+    ``in_flight`` batches (or generations) are pending at once, and each finished batch is
+    written and dropped, so a run's memory is set by the window, never by its size."""
 
     def __init__(self, store, registry: Registry, *, concurrency: int = 4, max_errors: int | None = None,
                  on_progress: Callable[[int], None] | None = None, runtime=None,
@@ -235,6 +298,12 @@ class Runner:
         self.on_progress = on_progress or (lambda n: None)
         self.errors = 0
         self._executors: dict[str, Any] = {}
+
+    @property
+    def in_flight(self) -> int:
+        """Batches (or generations) pending at once: enough to keep every worker and request
+        slot busy while finished ones are written, few enough that memory stays flat."""
+        return max(4, 2 * self.concurrency)
 
     # -- set-up ----------------------------------------------------------
     def executor(self, name: str):
@@ -251,7 +320,9 @@ class Runner:
     def create(self, suite: Suite, prepared: list[PreparedScorer], *, generator: PreparedGenerator | None = None,
                name: str = "", source: str = "", plugin_versions: dict[str, str | None] | None = None,
                settings: dict[str, Any] | None = None) -> str:
-        suite_id = self.store.ensure_suite(suite)
+        """The run's row (its cases are stored by the first stage of ``execute``)."""
+        suite_id = self.store.suite_id(suite.name, suite.version, description=suite.description, source=suite.source,
+                                       case_count=suite.case_count)
         used = {p.entry.plugin for p in prepared} | ({generator.entry.plugin} if generator else set())
         versions = {
             "evalyard": __version__,
@@ -259,28 +330,23 @@ class Runner:
             "python": _python_version(),
         }
         return self.store.create_run(
-            suite_id, suite.cases, name=name, scorers=[p.describe() for p in prepared], versions=versions,
+            suite_id, None, name=name, scorers=[p.describe() for p in prepared], versions=versions,
             source=source or suite.source, generator=generator.describe() if generator else None, settings=settings,
         )
 
-    def pending(self, run_id: str, cases: list[Case], prepared: list[PreparedScorer]) -> list[tuple[PreparedScorer, list[Case]]]:
-        done = self.store.done_pairs(run_id)
-        work = []
-        for p in prepared:
-            todo = [c for c in cases if (c.id, p.name) not in done]
-            if todo:
-                work.append((p, todo))
-        return work
-
     # -- the stages --------------------------------------------------------
-    def execute(self, run_id: str, cases: list[Case], prepared: list[PreparedScorer],
-                generator: PreparedGenerator | None = None) -> dict[str, Any]:
-        """Run every stage's remaining work for ``run_id``; returns the run's totals."""
+    def execute(self, run_id: str, prepared: list[PreparedScorer], generator: PreparedGenerator | None = None,
+                suite: Suite | None = None) -> dict[str, Any]:
+        """Run every stage's remaining work for ``run_id``; returns the run's totals. ``suite``:
+        the cases to store first (a new run, or one stopped before all its cases were stored)."""
         started = time.perf_counter()
         self.store.set_status(run_id, "running")
+        run = self.store.get_run(run_id)
         try:
             try:
-                run_sync(lambda: self._stages(run_id, cases, prepared, generator))
+                if suite is not None:
+                    self._store_cases(run, suite)
+                run_sync(lambda: self._stages(run_id, run.suite_id, prepared, generator))
             except StopRun as stop:
                 raise RunAborted(f"stopped: {stop}") from stop
         except KeyboardInterrupt:
@@ -303,22 +369,49 @@ class Runner:
         self.store.set_status(run_id, "completed", totals)
         return totals
 
-    async def _stages(self, run_id: str, cases: list[Case], prepared: list[PreparedScorer],
+    def _store_cases(self, run, suite: Suite) -> None:
+        """Stage 0: the suite's cases (if no run stored them yet) and this run's candidates, a
+        chunk per transaction, in one pass over the data. Rows stored before are kept as they are."""
+        if self.store.candidate_count(run.id) >= suite.case_count:
+            return
+        suite_cases = self.store.stored_case_count(run.suite_id) < suite.case_count
+        self.store.store_cases(run.suite_id, run.id, suite.iter_cases(), suite_cases=suite_cases)
+
+    async def _stages(self, run_id: str, suite_id: int, prepared: list[PreparedScorer],
                       generator: PreparedGenerator | None) -> None:
         if generator is not None:
-            await self._generate(run_id, cases, generator)
-            stored = self.store.candidates(run_id)
-            for case in cases:
-                row = stored.get(case.id)
-                if row is not None:
-                    case.candidate = row.text
-        await self._score(run_id, self.pending(run_id, cases, prepared))
+            await self._generate(run_id, suite_id, generator)
+        await self._score(run_id, suite_id, prepared)
 
-    async def _generate(self, run_id: str, cases: list[Case], generator: PreparedGenerator) -> None:
-        missing = self.store.missing_candidates(run_id)
-        todo = [c for c in cases if c.id in missing]
-        if not todo:
-            return
+    async def _bounded(self, jobs, finish: Callable[[Any], None]) -> None:
+        """Await coroutines from ``jobs`` with at most ``in_flight`` pending, handing each result
+        to ``finish`` as it completes (those that complete together in the order they were
+        started); whatever is pending when this stops is cancelled."""
+        pending: dict[asyncio.Future, int] = {}
+
+        async def settle(until: int) -> None:
+            while len(pending) > until:
+                finished, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in sorted(finished, key=pending.__getitem__):
+                    del pending[task]
+                    finish(task.result())
+
+        jobs = iter(jobs)
+        started = 0
+        try:
+            while True:
+                await settle(self.in_flight - 1)  # before the next job is made: a stop leaves none unawaited
+                job = next(jobs, None)
+                if job is None:
+                    break
+                pending[asyncio.ensure_future(job)] = started
+                started += 1
+            await settle(0)
+        finally:
+            for task in pending:
+                task.cancel()
+
+    async def _generate(self, run_id: str, suite_id: int, generator: PreparedGenerator) -> None:
         requests = asyncio.Semaphore(self.concurrency)
 
         async def one(case: Case) -> dict[str, Any]:
@@ -336,15 +429,29 @@ class Runner:
             details = _jsonable({**made.details, "usage": made.usage} if made.usage else made.details)
             return {"case_id": case.id, "text": made.text, "details": details or None, "error": made.error}
 
-        tasks = [asyncio.ensure_future(one(c)) for c in todo]
-        try:
-            for next_done in asyncio.as_completed(tasks):
-                self.store.write_candidates(run_id, [await next_done])
-        finally:
-            for task in tasks:
-                task.cancel()
+        windows = self.store.iter_run_cases(run_id, suite_id, missing_candidates=True)
+        jobs = (one(case) for window in windows for case in window)
+        await self._bounded(jobs, lambda row: self.store.write_candidates(run_id, [row]))
 
-    async def _score(self, run_id: str, work: list[tuple[PreparedScorer, list[Case]]]) -> None:
+    def _batches(self, run_id: str, suite_id: int, prepared: list[PreparedScorer]):
+        """(scorer, cases) batches of every pair still without a result, in suite order, each
+        scorer's cases gathered to full batches across windows."""
+        fresh = self.store.result_count(run_id) == 0  # nothing to look up for a run just started
+        sizes = {p.name: max(1, min(p.scorer.batch_size, MAX_BATCH)) for p in prepared}
+        waiting: dict[str, list[Case]] = {p.name: [] for p in prepared}
+        for window in self.store.iter_run_cases(run_id, suite_id):
+            done = set() if fresh else self.store.done_pairs(run_id, [c.id for c in window])
+            for p in prepared:
+                todo = waiting[p.name]
+                todo.extend(c for c in window if (c.id, p.name) not in done)
+                while len(todo) >= sizes[p.name]:
+                    yield p, todo[:sizes[p.name]]
+                    del todo[:sizes[p.name]]
+        for p in prepared:
+            if waiting[p.name]:
+                yield p, waiting[p.name]
+
+    async def _score(self, run_id: str, suite_id: int, prepared: list[PreparedScorer]) -> None:
         async def run_batch(p: PreparedScorer, batch: list[Case]):
             t0 = time.perf_counter()
             # A case whose candidate could not be generated cannot be scored on it: an error, not a 0.
@@ -360,6 +467,8 @@ class Runner:
                 raise
             except Exception as exc:  # a whole batch failed: record it for every case
                 scores = [Score.failure(exc) for _ in runnable]
+            if len(runnable) == len(batch) and stop is None:
+                return p, batch, scores, time.perf_counter() - t0, None
             by_id = {c.id: s for c, s in zip(runnable, scores)}
             if stop is not None:
                 kept = [(c, by_id[c.id]) for c in runnable if by_id.get(c.id) is not None]
@@ -367,23 +476,17 @@ class Runner:
             ordered = [by_id.get(c.id) or Score.failure("no candidate: its generation failed") for c in batch]
             return p, batch, ordered, time.perf_counter() - t0, None
 
-        tasks = []
-        for p, todo in work:
-            size = max(1, min(p.scorer.batch_size, MAX_BATCH))
-            for start in range(0, len(todo), size):
-                tasks.append(asyncio.ensure_future(run_batch(p, todo[start:start + size])))
-        try:
-            for next_done in asyncio.as_completed(tasks):
-                p, batch, scores, elapsed, stop = await next_done
-                self._record(run_id, p, batch, scores, elapsed)
-                self.on_progress(len(batch))
-                if stop is not None:
-                    raise stop
-                if self.max_errors is not None and self.errors > self.max_errors:
-                    raise RunAborted(f"stopped after {self.errors} errors (--max-errors {self.max_errors})")
-        finally:
-            for task in tasks:
-                task.cancel()
+        def finish(outcome) -> None:
+            p, batch, scores, elapsed, stop = outcome
+            self._record(run_id, p, batch, scores, elapsed)
+            self.on_progress(len(batch))
+            if stop is not None:
+                raise stop
+            if self.max_errors is not None and self.errors > self.max_errors:
+                raise RunAborted(f"stopped after {self.errors} errors (--max-errors {self.max_errors})")
+
+        jobs = (run_batch(p, batch) for p, batch in self._batches(run_id, suite_id, prepared))
+        await self._bounded(jobs, finish)
 
     def _record(self, run_id: str, p: PreparedScorer, batch: list[Case], scores: list[Any], elapsed: float) -> None:
         per_case_ms = elapsed * 1000 / max(1, len(batch))
@@ -409,7 +512,8 @@ class Runner:
 
     def totals(self, run_id: str, prepared: list[PreparedScorer], elapsed: float,
                generator: PreparedGenerator | None = None) -> dict[str, Any]:
-        """Summary statistics and corpus-level metrics per scorer (the aggregate stage)."""
+        """Summary statistics and corpus-level metrics per scorer (the aggregate stage), each
+        from one streaming pass over the scorer's stored results."""
         from .stats import summarize
 
         scorers = {}
@@ -424,15 +528,15 @@ class Runner:
         if usage is not None:
             totals["usage"] = usage
         if generator is not None:
-            candidates = self.store.candidates(run_id).values()
-            totals["generation"] = {"generated": sum(1 for c in candidates if c.details is not None or c.error),
-                                    "errors": sum(1 for c in candidates if c.error)}
+            totals["generation"] = self.store.generation_counts(run_id)
         return totals
 
     def _aggregate(self, run_id: str, p: PreparedScorer) -> tuple[dict[str, float], str | None]:
         if type(p.scorer).aggregate is Scorer.aggregate:
             return {}, None
         try:
+            # ``aggregate`` receives every Score of the scorer in a list: the one place a run holds
+            # all of one scorer's results (only scorers with corpus-level metrics have it).
             metrics = p.scorer.aggregate(self.store.scores(run_id, p.name))
             clean = {}
             for key, value in dict(metrics).items():

@@ -63,27 +63,61 @@ def bootstrap_ci(values: Sequence[float], level: float = 0.95, samples: int = BO
     return float(low), float(high)
 
 
+#: Up to this many values a summary keeps them for a bootstrap interval; past it, it keeps running
+#: moments only and gives the normal interval (see ``summarize``).
+BOOTSTRAP_LIMIT = 20_000
+
+
+def normal_ci(mean: float, std: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """mean +/- z * std / sqrt(n): the interval the bootstrap's converges to at large n."""
+    from statistics import NormalDist
+
+    half = NormalDist().inv_cdf(0.5 + level / 2) * std / math.sqrt(n)
+    return mean - half, mean + half
+
+
 def summarize(results: Iterable[Any]) -> dict[str, Any]:
-    """Statistics over result rows with ``value``, ``label``, ``passed`` and ``error`` attributes."""
-    values: list[float] = []
+    """Statistics over result rows with ``value``, ``label``, ``passed`` and ``error`` attributes,
+    in one pass and bounded memory: a stream of millions of rows is fine.
+
+    Up to ``BOOTSTRAP_LIMIT`` values the interval is the percentile bootstrap (exact for 0/1
+    values); past it, the values are no longer kept and the interval is the normal one from
+    the running mean and variance (Welford's update), which the bootstrap matches at that size
+    (``benchmarks/RESULTS.md``, "Intervals at large n")."""
+    values: list[float] | None = []
     labels: Counter[str] = Counter()
     count = errors = passed = judged = 0
+    n, mean_run, m2 = 0, 0.0, 0.0
+    low = high = None
     for r in results:
         count += 1
         if r.error is not None:
             errors += 1
             continue
-        if r.value is not None and not math.isnan(r.value):
-            values.append(r.value)
+        value = r.value
+        if value is not None and not math.isnan(value):
+            n += 1
+            delta = value - mean_run
+            mean_run += delta / n
+            m2 += delta * (value - mean_run)
+            low = value if low is None or value < low else low
+            high = value if high is None or value > high else high
+            if values is not None:
+                values.append(value)
+                if len(values) > BOOTSTRAP_LIMIT:
+                    values = None
         if r.label is not None:
             labels[r.label] += 1
         if r.passed is not None:
             judged += 1
             passed += bool(r.passed)
-    n = len(values)
-    mean = sum(values) / n if n else None
-    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else None
-    ci = bootstrap_ci(values)
+    if values is not None:  # small enough: the figures as they always were
+        mean = sum(values) / n if n else None
+        std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else None
+        ci = bootstrap_ci(values)
+    else:
+        mean, std = mean_run, math.sqrt(m2 / (n - 1))
+        ci = normal_ci(mean, std, n)
     return {
         "count": count,
         "scored": n,
@@ -91,10 +125,9 @@ def summarize(results: Iterable[Any]) -> dict[str, Any]:
         "mean": mean,
         "std": std,
         "ci95": list(ci) if ci else None,
-        "min": min(values) if values else None,
-        "max": max(values) if values else None,
+        "min": low,
+        "max": high,
         "pass_rate": passed / judged if judged else None,
         "passed": passed,
         "labels": dict(sorted(labels.items())) if labels else {},
     }
-

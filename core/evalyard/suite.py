@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Callable, Iterable, Iterator
 
 from .scoring import Case
 
@@ -25,30 +26,120 @@ class ScorerSpec:
     origin: str = ""
 
 
-@dataclass
 class Suite:
-    name: str
-    cases: list[Case]
-    description: str = ""
-    scorers: list[ScorerSpec] = field(default_factory=list)
-    source: str = ""
-    #: provider settings per model string (``api_base``, ``api_key_env``, extra parameters)
-    models: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: the suite's own prompt-template directories (absolute), after the user's
-    prompt_dirs: list[str] = field(default_factory=list)
-    #: where the suite's non-async scorers run unless the run says otherwise (``--executor``)
-    executor: str | None = None
+    """A named set of cases and the scorers to run on them.
+
+    The cases are either a list (``cases=``: a suite written in Python, inline YAML cases) or a
+    reader (``read=``: a function returning a fresh iterator of ``(case, origin)`` pairs, e.g. over
+    a JSONL file). A run only ever streams them (``iter_cases``), a window at a time, so a reader
+    lets a suite of any size run in constant memory; ``cases`` builds the whole list, for callers
+    that need it (small labelled sets, the Python API).
+    """
+
+    def __init__(self, name: str, cases: list[Case] | None = None, description: str = "",
+                 scorers: list[ScorerSpec] | None = None, source: str = "",
+                 models: dict[str, dict[str, Any]] | None = None, prompt_dirs: list[str] | None = None,
+                 executor: str | None = None, *, read: Callable[[], Iterable[tuple[Case, str]]] | None = None,
+                 origins: list[str] | None = None) -> None:
+        if (cases is None) == (read is None):
+            raise TypeError("Suite needs exactly one of cases= (a list) or read= (a reader)")
+        self.name = name
+        self.description = description
+        self.scorers = list(scorers or [])
+        self.source = source
+        #: provider settings per model string (``api_base``, ``api_key_env``, extra parameters)
+        self.models = dict(models or {})
+        #: the suite's own prompt-template directories (absolute), after the user's
+        self.prompt_dirs = list(prompt_dirs or [])
+        #: where the suite's non-async scorers run unless the run says otherwise (``--executor``)
+        self.executor = executor
+        self._cases = list(cases) if cases is not None else None
+        self._origins = origins
+        self._read = read
+        self._version: str | None = None
+        self._count: int | None = None
+
+    def __repr__(self) -> str:
+        return f"Suite(name={self.name!r}, source={self.source!r})"
+
+    def iter_cases(self) -> Iterator[tuple[Case, str]]:
+        """Every case with its origin (``file:line``), in order, read afresh on each call."""
+        if self._read is not None:
+            return iter(self._read())
+        origins = self._origins or [self.source or self.name] * len(self._cases)
+        return zip(self._cases, origins)
+
+    @property
+    def cases(self) -> list[Case]:
+        """Every case in one list, ids checked (the whole suite in memory: a run never asks for it)."""
+        if self._cases is None:
+            from .cases import check_unique_ids
+
+            pairs = list(self.iter_cases())
+            cases, origins = [c for c, _ in pairs], [o for _, o in pairs]
+            check_unique_ids(cases, origins)
+            self._cases, self._origins, self._read = cases, origins, None
+        return self._cases
+
+    @property
+    def origins(self) -> Sequence[str]:
+        """Where each case came from (``file:line``), built with ``cases`` when first used."""
+        return _Origins(self)
+
+    def remember(self, version: str, count: int) -> None:
+        """Keep the version and size a streaming pass computed (``evalyard.runner.check_cases``)."""
+        self._version, self._count = version, count
+
+    @property
+    def case_count(self) -> int:
+        if self._count is None:
+            self._count = len(self._cases) if self._cases is not None else sum(1 for _ in self.iter_cases())
+        return self._count
 
     @property
     def version(self) -> str:
         """Content hash of the cases without their candidates: the same inputs, references,
-        contexts and metadata always give the same version, whichever outputs are scored."""
-        import hashlib  # here, not at the top: loading OpenSSL would slow every command's start-up
+        contexts and metadata always give the same version, whichever outputs are scored.
+        A suite read from a file computes it once; one held in a list again on each call (its
+        cases may have been changed in place)."""
+        if self._version is None or self._read is None:
+            digest = version_digest()
+            count = 0
+            for case, _ in self.iter_cases():
+                add_to_version(digest, case)
+                count += 1
+            self._version, self._count = digest.hexdigest()[:16], count
+        return self._version
 
-        digest = hashlib.sha256()
-        for case in self.cases:
-            content = case.to_dict()
-            del content["candidate"]  # candidates belong to a run, not to the suite
-            digest.update(json.dumps(content, sort_keys=True, ensure_ascii=False).encode())
-            digest.update(b"\n")
-        return digest.hexdigest()[:16]
+
+class _Origins(Sequence):
+    def __init__(self, suite: Suite) -> None:
+        self._suite = suite
+
+    def _list(self) -> list[str]:
+        suite = self._suite
+        if suite._origins is None or suite._cases is None:
+            suite.cases  # noqa: B018 - builds both lists
+        if suite._origins is None:
+            suite._origins = [suite.source or suite.name] * len(suite._cases)
+        return suite._origins
+
+    def __getitem__(self, index):
+        return self._list()[index]
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+
+def version_digest():
+    import hashlib  # here, not at the top: loading OpenSSL would slow every command's start-up
+
+    return hashlib.sha256()
+
+
+def add_to_version(digest, case: Case) -> None:
+    """Feed one case (without its candidate: candidates belong to a run) to a suite's version hash."""
+    content = case.to_dict()
+    del content["candidate"]
+    digest.update(json.dumps(content, sort_keys=True, ensure_ascii=False).encode())
+    digest.update(b"\n")

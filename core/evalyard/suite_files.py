@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable, Iterator
 
 from .errors import InputError, PluginError, UnknownNameError
 from .registry import Registry
@@ -153,10 +153,13 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
     return specs
 
 
-def load_data_file(path: Path, registry: Registry, field_map: dict[str, str] | None = None,
-                   format: str | None = None):
-    """Cases and their ``file:line`` origins from a data file, read by the format named, else by
-    the format its file name's ending belongs to (never by its content)."""
+def data_file_reader(path: Path, registry: Registry, field_map: dict[str, str] | None = None,
+                     format: str | None = None) -> Callable[[], Iterator[tuple[Case, str]]]:
+    """A function that reads a data file's cases afresh on each call, as ``(case, "file:line")``
+    pairs, by the format named, else by the format its file name's ending belongs to (never by
+    its content). A streaming format is read a record at a time; a format whose loader returns
+    a list is read once and kept. The file's first case is read here, so an empty file, a
+    missing one or a bad first record fails now."""
     try:
         entry = registry.loader_for(path, format)
     except UnknownNameError as exc:
@@ -166,23 +169,53 @@ def load_data_file(path: Path, registry: Registry, field_map: dict[str, str] | N
         raise InputError(message, path=str(path)) from None
     if not path.is_file():
         raise InputError("file not found", path=str(path))
-    loaded = entry.obj.load(path, field_map or {})
+    field_map = field_map or {}
+
+    def bad(kind: str) -> PluginError:
+        return PluginError(f"data format {entry.qualified} from plugin {entry.plugin!r} returned {kind}, not a "
+                           "list of evalyard.Case or an iterator of (case, origin) pairs")
+
+    def checked(pairs: Iterable[Any]) -> Iterator[tuple[Case, str]]:
+        for pair in pairs:
+            if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], Case)):
+                raise bad(f"an item {type(pair).__name__}")
+            yield pair[0], str(pair[1])
+
+    loaded = entry.obj.load(path, field_map)
+    if isinstance(loaded, Iterator):  # a streaming format: read again on each call
+        first = next(checked(loaded), None)
+        if first is None:
+            raise InputError("the file has no cases", path=str(path), line=1)
+
+        def read() -> Iterator[tuple[Case, str]]:
+            return checked(entry.obj.load(path, field_map))
+        return read
     # The hook allows a list of cases, or (cases, origins) to name each case's line.
     if isinstance(loaded, tuple) and len(loaded) == 2:
         cases, origins = loaded
     else:
         cases, origins = loaded, None
     if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
-        raise PluginError(f"data format {entry.qualified} from plugin {entry.plugin!r} returned "
-                          f"{type(cases).__name__}, not a list of evalyard.Case")
+        raise bad(type(cases).__name__)
     if origins is None or len(origins) != len(cases):
         origins = [str(path)] * len(cases)
     if not cases:
         raise InputError("the file has no cases", path=str(path), line=1)
+    pairs = list(zip(cases, [str(o) for o in origins]))
+    return lambda: iter(pairs)
+
+
+def load_data_file(path: Path, registry: Registry, field_map: dict[str, str] | None = None,
+                   format: str | None = None) -> tuple[list[Case], list[str]]:
+    """A whole data file as (cases, ``file:line`` origins), ids checked: for files that fit in memory."""
     from .cases import check_unique_ids
 
+    cases, origins = [], []
+    for case, origin in data_file_reader(path, registry, field_map, format)():
+        cases.append(case)
+        origins.append(origin)
     check_unique_ids(cases, origins)
-    return cases, list(origins)
+    return cases, origins
 
 
 def load_suite(path: str | Path, registry: Registry, *, format: str | None = None,
@@ -194,8 +227,8 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
         raise InputError("file not found", path=str(path))
     field_map = check_field_map(field_map or {})
     if path.suffix.lower() not in (".yaml", ".yml") or format:
-        cases, origins = load_data_file(path, registry, field_map, format)
-        return Suite(name=path.stem, cases=cases, source=str(path)), origins
+        suite = Suite(name=path.stem, source=str(path), read=data_file_reader(path, registry, field_map, format))
+        return suite, suite.origins
     if field_map:
         raise InputError("--field maps a data file's columns; a YAML suite maps them in its own 'fields:'",
                          path=str(path))
@@ -244,7 +277,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
             data_path = data_path.relative_to(Path.cwd())
         except ValueError:
             pass
-        cases, origins = load_data_file(data_path, registry, field_map, data_format)
+        cases, origins, read = None, None, data_file_reader(data_path, registry, field_map, data_format)
     else:
         from .cases import check_unique_ids, case_from_record
 
@@ -257,8 +290,9 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
             cases.append(case_from_record(record, path=sp, line=line, index=i, field_map=field_map))
             origins.append(f"{sp}:{line}")
         check_unique_ids(cases, origins)
-    if not cases:
-        raise InputError("the suite has no cases", path=sp, line=_line_of(doc), field="cases")
+        read = None
+        if not cases:
+            raise InputError("the suite has no cases", path=sp, line=_line_of(doc), field="cases")
 
     scorers = _scorer_specs(doc.get("scorers"), doc.get("thresholds"), sp, _line_of(doc))
     models = _model_settings(doc.get("models"), sp, _line_of(doc))
@@ -277,8 +311,9 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
         raise InputError("expected an executor name (thread, process, or one a plugin registers)", path=sp,
                          line=_line_of(doc), field="executor")
     suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp, models=models,
-                  prompt_dirs=prompt_dirs, executor=executor.strip() if executor else None)
-    return suite, origins
+                  prompt_dirs=prompt_dirs, executor=executor.strip() if executor else None, read=read,
+                  origins=origins)
+    return suite, suite.origins
 
 
 def check_field_map(field_map: dict[str, str], path: str | None = None, line: int | None = None) -> dict[str, str]:

@@ -53,16 +53,18 @@ def serialise(extension: str, doc) -> bytes:
 
 
 def check_loader(app: Application, path) -> None:
-    """A loader returns cases or raises InputError naming the file; nothing else escapes."""
+    """A loader returns cases or raises InputError naming the file, when the suite is loaded or
+    when a streaming format's cases are read; nothing else escapes."""
     from evalyard.suite_files import load_suite
 
     try:
         suite, origins = load_suite(path, app.registry)
+        cases = suite.cases
     except InputError as exc:
         assert str(exc).startswith(str(path)), str(exc)
         assert "\n" not in str(exc)
         return
-    assert suite.cases and all(isinstance(c, Case) for c in suite.cases) and len(origins) == len(suite.cases)
+    assert cases and all(isinstance(c, Case) for c in cases) and len(origins) == len(cases)
 
 
 def check_cli(app: Application, path, home) -> None:

@@ -6,7 +6,6 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy.exc import IntegrityError
 
 from testutil import write
 from evalyard import Case, Suite
@@ -50,9 +49,12 @@ def test_suites_runs_results_roundtrip(db_url):
     rows = [{"case_id": "c0", "scorer": "x", "value": 0.5, "label": None, "passed": True,
              "details": {"nested": {"list": [1, 2]}, "text": "é✓"}, "error": None, "usage": None, "duration_ms": 1.0}]
     store.write_results(run_id, rows)
-    with pytest.raises(IntegrityError):
-        store.write_results(run_id, [dict(rows[0])])  # (run, case, scorer) is unique
-    assert store.done_pairs(run_id) == {("c0", "x")}
+    # (run, case, scorer) is unique: a batch written again (retried after its first attempt
+    # committed) adds nothing and changes nothing
+    store.write_results(run_id, [dict(rows[0], value=0.9)])
+    assert store.done_pairs(run_id) == {("c0", "x")} == store.done_pairs(run_id, ["c0", "c1"])
+    assert store.done_pairs(run_id, ["c1"]) == set()
+    assert [r.value for r in store.results(run_id)] == [0.5]
     (result,) = list(store.results(run_id))
     assert result.details == {"nested": {"list": [1, 2]}, "text": "é✓"} and result.passed is True
     store.write_results(run_id, [

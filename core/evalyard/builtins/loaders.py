@@ -3,12 +3,12 @@ How they read a file is the core's case-parsing library, ``evalyard.cases``."""
 
 from __future__ import annotations
 
-from ..cases import load_csv, load_json, load_jsonl
+from ..cases import iter_csv, iter_jsonl, load_json
 from ..hookspecs import hookimpl
 
 
 @hookimpl
 def register_loaders(register):
-    register("jsonl", load_jsonl, extensions=(".jsonl", ".ndjson"))
+    register("jsonl", iter_jsonl, extensions=(".jsonl", ".ndjson"))
     register("json", load_json, extensions=(".json",))
-    register("csv", load_csv, extensions=(".csv",))
+    register("csv", iter_csv, extensions=(".csv",))

@@ -138,7 +138,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
                 app.check_resumable_as(resume_id, plan, db_url)
             progress.start(app.pending_count(resume_id, db_url))
             result = app.resume(resume_id, db=db_url, concurrency=concurrency, max_errors=max_errors,
-                                on_progress=progress.update, executor=executor)
+                                on_progress=progress.update, executor=executor,
+                                suite=plan.suite if plan is not None else None)
         else:
             result = app.execute(
                 plan, db=db_url, concurrency=concurrency, max_errors=max_errors, on_progress=progress.update,

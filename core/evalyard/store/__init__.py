@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from sqlalchemy import create_engine, delete, event, func, insert, select, update
 from sqlalchemy.engine import Engine
@@ -21,6 +21,71 @@ from ..suite import Suite
 from .models import CalibrationRow, CandidateRow, CaseRow, ModelCallRow, ResultRow, RunRow, SuiteRow, utcnow
 
 __all__ = ["Store", "CalibrationRow", "CandidateRow", "CaseRow", "ModelCallRow", "ResultRow", "RunRow", "SuiteRow"]
+
+
+#: Rows per transaction when storing a stream of cases.
+WRITE_CHUNK = 5000
+
+
+def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """Lists of up to ``size`` consecutive items."""
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def insert_ignoring_duplicates(connection, table, rows: list[dict[str, Any]], keys: tuple[str, ...]) -> None:
+    """Insert rows, skipping any whose unique ``keys`` are stored already (``ON CONFLICT DO
+    NOTHING``): the write that makes concurrent and retried writers safe.
+
+    One ``executemany`` of plain tuples through the driver, each value converted by its
+    column type's own bind processor (JSON, timestamps) exactly as an ORM insert would: the
+    per-row work of SQLAlchemy's generic path was most of the cost of storing a result."""
+    if not rows:
+        return
+    dialect = connection.dialect
+    if dialect.name not in ("sqlite", "postgresql"):
+        raise EvalyardError(f"evalyard stores runs in SQLite or PostgreSQL, not {dialect.name}")
+    names = list(rows[0])
+    sql, processors = _insert_statement(dialect, table, tuple(names), keys)
+    columns = [[row[name] for row in rows] for name in names]
+    for i, process in enumerate(processors):
+        if process is not None:
+            columns[i] = _processed(columns[i], process)
+    connection.exec_driver_sql(sql, list(zip(*columns)))
+
+
+def _processed(values: list[Any], process) -> list[Any]:
+    """A column's values through its bind processor; a value repeated by identity (a batch's one
+    timestamp) is converted once."""
+    out, last, last_out = [], object(), None
+    for value in values:
+        if value is not last:
+            last, last_out = value, process(value)
+        out.append(last_out)
+    return out
+
+
+_STATEMENTS: dict[tuple, tuple[str, list]] = {}
+
+
+def _insert_statement(dialect, table, names: tuple[str, ...], keys: tuple[str, ...]) -> tuple[str, list]:
+    """The SQL and per-column bind processors of an insert-or-skip, made once per shape."""
+    cache_key = (dialect.name, dialect.paramstyle, table.name, names, keys)
+    if cache_key not in _STATEMENTS:
+        marker = "?" if dialect.paramstyle == "qmark" else "%s"
+        quote = dialect.identifier_preparer.quote
+        sql = (f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "
+               f"VALUES ({', '.join(marker for _ in names)}) "
+               f"ON CONFLICT ({', '.join(quote(k) for k in keys)}) DO NOTHING")
+        processors = [table.c[name].type._cached_bind_processor(dialect) for name in names]
+        _STATEMENTS[cache_key] = (sql, processors)
+    return _STATEMENTS[cache_key]
 
 
 def _normalise_url(url: str) -> str:
@@ -43,7 +108,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
 
 #: The newest migration's revision id (a test checks it against the migration scripts).
 #: Knowing it lets an up-to-date database open without importing Alembic, which is slow to import.
-HEAD_REVISION = "0004_batches"
+HEAD_REVISION = "0005_case_positions"
 
 
 def _current_revision(engine: Engine) -> str | None:
@@ -132,50 +197,73 @@ class Store:
         self.engine.dispose()
 
     # -- suites --------------------------------------------------------
+    def suite_id(self, name: str, version: str, *, description: str = "", source: str = "",
+                 case_count: int = 0) -> int:
+        """The id of a suite version's row, inserting it if no process has (insert-or-get)."""
+        with self.engine.begin() as connection:
+            insert_ignoring_duplicates(connection, SuiteRow.__table__, [{
+                "name": name, "version": version, "description": description, "source": source,
+                "case_count": case_count, "created_at": utcnow()}], ("name", "version"))
+            return connection.execute(
+                select(SuiteRow.id).where(SuiteRow.name == name, SuiteRow.version == version)).scalar_one()
+
     def ensure_suite(self, suite: Suite) -> int:
         """The id of this suite version, storing it (and its cases) the first time it is seen."""
-        version = suite.version
-        with Session(self.engine) as session:
-            row = session.execute(
-                select(SuiteRow).where(SuiteRow.name == suite.name, SuiteRow.version == version)
-            ).scalars().first()
-            if row is not None:
-                return row.id
-            suite_row = SuiteRow(
-                name=suite.name, version=version, description=suite.description, source=suite.source,
-                case_count=len(suite.cases),
-            )
-            session.add(suite_row)
-            session.flush()
-            session.execute(
-                insert(CaseRow),
-                [
-                    {
-                        "suite_id": suite_row.id, "position": i, "case_id": c.id, "input": c.input,
-                        "reference": c.reference, "context": c.context, "case_metadata": c.metadata,
-                    }
-                    for i, c in enumerate(suite.cases)
-                ],
-            )
-            session.commit()
-            return suite_row.id
+        suite_id = self.suite_id(suite.name, suite.version, description=suite.description, source=suite.source,
+                                 case_count=suite.case_count)
+        if self.stored_case_count(suite_id) < suite.case_count:
+            self.store_cases(suite_id, None, suite.iter_cases(), suite_cases=True)
+        return suite_id
+
+    def stored_case_count(self, suite_id: int) -> int:
+        with self.engine.connect() as connection:
+            return connection.execute(
+                select(func.count()).select_from(CaseRow).where(CaseRow.suite_id == suite_id)).scalar_one()
+
+    def store_cases(self, suite_id: int, run_id: str | None, pairs: Iterable[tuple[Case, Any]], *,
+                    suite_cases: bool) -> None:
+        """Store a stream of cases, one transaction per chunk: the suite's rows (when
+        ``suite_cases``) and the run's candidates (when ``run_id``). Rows already there are left
+        alone, so several processes storing one new suite, or a resumed run storing the rest of
+        its cases, all succeed and keep every row once."""
+        position = 0
+        for chunk in chunked(pairs, WRITE_CHUNK):
+            case_rows, candidate_rows = [], []
+            for case, _ in chunk:
+                if suite_cases:
+                    case_rows.append({"suite_id": suite_id, "position": position, "case_id": case.id,
+                                      "input": case.input, "reference": case.reference, "context": case.context,
+                                      "metadata": case.metadata})
+                if run_id is not None:
+                    candidate_rows.append({"run_id": run_id, "case_id": case.id, "text": case.candidate})
+                position += 1
+            with self.engine.begin() as connection:
+                if case_rows:
+                    insert_ignoring_duplicates(connection, CaseRow.__table__, case_rows, ("suite_id", "case_id"))
+                if candidate_rows:
+                    insert_ignoring_duplicates(connection, CandidateRow.__table__, candidate_rows,
+                                               ("run_id", "case_id"))
 
     # -- runs ----------------------------------------------------------
     def create_run(
-        self, suite_id: int, cases: list[Case], *, name: str, scorers: list[dict[str, Any]],
+        self, suite_id: int, cases: Iterable[Case] | None, *, name: str, scorers: list[dict[str, Any]],
         versions: dict[str, Any], source: str, generator: dict[str, Any] | None = None,
         settings: dict[str, Any] | None = None,
     ) -> str:
+        """A new run's row, and its candidates for ``cases`` (None: stored later with ``store_cases``)."""
         run_id = uuid.uuid4().hex[:12]
         with Session(self.engine) as session:
             session.add(RunRow(id=run_id, name=name or run_id, suite_id=suite_id, scorers=scorers,
                                versions=versions, source=source, generator=generator, settings=settings))
-            session.flush()
-            session.execute(
-                insert(CandidateRow), [{"run_id": run_id, "case_id": c.id, "text": c.candidate} for c in cases]
-            )
             session.commit()
+        if cases is not None:
+            self.store_cases(suite_id, run_id, ((c, None) for c in cases), suite_cases=False)
         return run_id
+
+    def candidate_count(self, run_id: str) -> int:
+        with self.engine.connect() as connection:
+            return connection.execute(
+                select(func.count()).select_from(CandidateRow).where(CandidateRow.run_id == run_id)).scalar_one()
 
     def get_run(self, run_ref: str) -> RunRow:
         """A run by id, unique id prefix, run name, or suite name (the newest such run)."""
@@ -222,19 +310,32 @@ class Store:
             return row
 
     def run_cases(self, run: RunRow) -> list[Case]:
-        """Rebuild a run's cases (suite content plus this run's candidates), in suite order."""
-        with Session(self.engine) as session:
-            candidates = dict(
-                session.execute(select(CandidateRow.case_id, CandidateRow.text).where(CandidateRow.run_id == run.id)).all()
-            )
-            rows = session.execute(
-                select(CaseRow).where(CaseRow.suite_id == run.suite_id).order_by(CaseRow.position)
-            ).scalars().all()
-            return [
-                Case(id=r.case_id, input=r.input, candidate=candidates.get(r.case_id), reference=r.reference,
-                     context=list(r.context or []), metadata=dict(r.case_metadata or {}))
-                for r in rows
-            ]
+        """A run's cases (suite content plus this run's candidates), in suite order, in one list."""
+        return [case for window in self.iter_run_cases(run.id, run.suite_id) for case in window]
+
+    def iter_run_cases(self, run_id: str, suite_id: int, *, window: int = 1000,
+                       missing_candidates: bool = False) -> Iterator[list[Case]]:
+        """A run's cases in suite order, ``window`` at a time (keyset paging on the position
+        index: each window costs the same however far into a suite of millions it is).
+        ``missing_candidates``: only the cases whose candidate is still to be generated."""
+        cases, candidates = CaseRow.__table__.c, CandidateRow.__table__.c
+        query = (select(cases.position, cases.case_id, cases.input, cases.reference, cases.context,
+                        cases.metadata, candidates.text)
+                 .join_from(CaseRow.__table__, CandidateRow.__table__,
+                            (candidates.run_id == run_id) & (candidates.case_id == cases.case_id))
+                 .where(cases.suite_id == suite_id).order_by(cases.position).limit(window))
+        if missing_candidates:
+            query = query.where(candidates.text.is_(None), candidates.error.is_(None))
+        last = -1
+        while True:
+            with self.engine.connect() as connection:
+                rows = connection.execute(query.where(cases.position > last)).all()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [Case(id=case_id, input=text_in, candidate=candidate, reference=reference,
+                        context=list(context or []), metadata=dict(metadata or {}))
+                   for _, case_id, text_in, reference, context, metadata, candidate in rows]
 
     def missing_candidates(self, run_id: str) -> set[str]:
         """Case ids whose candidate is still to be generated (no text, no recorded error)."""
@@ -255,6 +356,16 @@ class Store:
                     .where(CandidateRow.run_id == run_id, CandidateRow.case_id == row["case_id"])
                     .values(text=row.get("text"), details=row.get("details"), error=row.get("error"))
                 )
+
+    def generation_counts(self, run_id: str) -> dict[str, int]:
+        """How many of a run's candidates its generator made (or tried to), and how many failed."""
+        query = select(CandidateRow.details, CandidateRow.error).where(CandidateRow.run_id == run_id)
+        generated = errors = 0
+        with self.engine.connect() as connection:  # streamed: details may be JSON null, which SQL can't tell
+            for details, error in connection.execution_options(yield_per=10_000).execute(query):
+                generated += details is not None or bool(error)
+                errors += bool(error)
+        return {"generated": generated, "errors": errors}
 
     def candidates(self, run_id: str) -> dict[str, CandidateRow]:
         with Session(self.engine) as session:
@@ -280,17 +391,18 @@ class Store:
             session.commit()
 
     # -- results -------------------------------------------------------
-    def done_pairs(self, run_id: str) -> set[tuple[str, str]]:
-        with Session(self.engine) as session:
-            return {
-                (case_id, scorer)
-                for case_id, scorer in session.execute(
-                    select(ResultRow.case_id, ResultRow.scorer).where(ResultRow.run_id == run_id)
-                ).all()
-            }
+    def done_pairs(self, run_id: str, case_ids: Iterable[str] | None = None) -> set[tuple[str, str]]:
+        """(case, scorer) pairs with a result: of the whole run, or of these cases only."""
+        query = select(ResultRow.case_id, ResultRow.scorer).where(ResultRow.run_id == run_id)
+        if case_ids is not None:
+            query = query.where(ResultRow.case_id.in_(list(case_ids)))
+        with self.engine.connect() as connection:
+            return {(case_id, scorer) for case_id, scorer in connection.execute(query).all()}
 
     def write_results(self, run_id: str, rows: list[dict[str, Any]]) -> None:
-        """Insert one batch of results in one transaction: all of the batch is kept, or none."""
+        """Insert one batch of results in one transaction: all of the batch is kept, or none. A
+        result already stored for a (case, scorer) stays (a batch retried after its first
+        attempt committed adds nothing)."""
         if not rows:
             return
         now = utcnow()
@@ -298,7 +410,7 @@ class Store:
             row["run_id"] = run_id
             row.setdefault("created_at", now)
         with self.engine.begin() as connection:
-            connection.execute(insert(ResultRow), rows)
+            insert_ignoring_duplicates(connection, ResultRow.__table__, rows, ("run_id", "case_id", "scorer"))
 
     def results(self, run_id: str, scorer: str | None = None) -> Iterator[ResultRow]:
         with Session(self.engine) as session:
@@ -318,16 +430,14 @@ class Store:
             return [Score(value=v, label=lb, passed=p, details=d or {}, error=e, usage=u)
                     for v, lb, p, d, e, u in session.execute(query).all()]
 
-    def outcomes(self, run_id: str, scorer: str) -> list[Any]:
-        """(value, label, passed, error) of one scorer's results, in order: what a summary needs.
-
-        Plain rows from a column select: no ORM objects, no decoding of details or timestamps
-        (for a run of a few hundred results, half the cost of ``results``).
-        """
+    def outcomes(self, run_id: str, scorer: str) -> Iterator[Any]:
+        """(value, label, passed, error) of one scorer's results, in order: what a summary needs,
+        streamed (plain rows from a column select, fetched in chunks: no ORM objects, no decoding
+        of details, no list of a million rows)."""
         query = (select(ResultRow.value, ResultRow.label, ResultRow.passed, ResultRow.error)
                  .where(ResultRow.run_id == run_id, ResultRow.scorer == scorer).order_by(ResultRow.id))
         with self.engine.connect() as connection:
-            return connection.execute(query).all()
+            yield from connection.execution_options(yield_per=10_000).execute(query)
 
     def result_count(self, run_id: str) -> int:
         with Session(self.engine) as session:

@@ -31,7 +31,8 @@ class SuiteRow(SQLModel, table=True):
 
 class CaseRow(SQLModel, table=True):
     __tablename__ = "cases"
-    __table_args__ = (UniqueConstraint("suite_id", "case_id", name="uq_cases_suite_case"),)
+    __table_args__ = (UniqueConstraint("suite_id", "case_id", name="uq_cases_suite_case"),
+                      Index("ix_cases_suite_position", "suite_id", "position"))
 
     id: Optional[int] = Field(default=None, primary_key=True)
     suite_id: int = Field(foreign_key="suites.id", index=True)
