@@ -8,11 +8,12 @@ schema is created and upgraded by Alembic migrations when the store opens.
 from __future__ import annotations
 
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
 from sqlalchemy import create_engine, delete, event, func, insert, select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session
 
 from ..errors import EvalyardError, UnknownNameError
@@ -30,32 +31,69 @@ def _normalise_url(url: str) -> str:
     return url
 
 
+#: How long a SQLite connection waits for another process's write (or schema) lock before its
+#: statement fails with "database is locked". SQLite has one writer at a time; a run's write
+#: transactions are short (one batch of results), so writers take turns well within this.
+SQLITE_BUSY_TIMEOUT_S = 30
+
+
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
-    # WAL keeps readers (runs list) working during a run; NORMAL sync is still
-    # crash-safe for committed transactions in WAL mode.
-    cursor.execute("PRAGMA journal_mode=WAL")
+    # The busy timeout first: every statement after it, journal_mode=WAL included, then waits
+    # for a lock another process holds instead of failing at once.
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_S * 1000}")
+    # WAL keeps readers (runs list) working during a run; NORMAL sync is still crash-safe for
+    # committed transactions in WAL mode. WAL is a property of the file, kept once set, so only
+    # the first opening of a new file switches it; switching needs the file to itself.
+    if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        _set_wal(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
+
+
+def _set_wal(cursor) -> None:
+    """Switch a new file to WAL; a concurrent first opening may hold it, so retry until the timeout.
+
+    Changing the journal mode can fail with "database is locked" at once, without the busy
+    handler, while another connection is reading the file (SQLite cannot wait there without
+    risking a deadlock), which many processes opening one new file at once do.
+    """
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
 
 
 #: The newest migration's revision id (a test checks it against the migration scripts).
 #: Knowing it lets an up-to-date database open without importing Alembic, which is slow to import.
 HEAD_REVISION = "0004_batches"
 
+#: The PostgreSQL advisory-lock key that processes creating or upgrading evalyard's schema take
+#: in turn: a fixed bigint no other application on the server is likely to use ("evalyard" in
+#: ASCII, 0x6576616c79617264).
+_SCHEMA_LOCK_KEY = int.from_bytes(b"evalyard", "big")
 
-def _current_revision(engine: Engine) -> str | None:
+
+def _current_revision(connection: Connection) -> str | None:
     from sqlalchemy import inspect, text
 
-    with engine.connect() as connection:
-        if not inspect(connection).has_table("alembic_version"):
-            return None
-        return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
-def _create_newest_schema(engine: Engine) -> None:
+def _create_newest_schema(connection: Connection) -> None:
     """Create a brand-new database's tables from the models and stamp the head revision.
 
     This is Alembic's documented "create_all, then stamp" start for new databases; it
@@ -66,44 +104,72 @@ def _create_newest_schema(engine: Engine) -> None:
 
     from .models import SQLModel
 
-    with engine.begin() as connection:
-        SQLModel.metadata.create_all(connection)
-        connection.execute(text(
-            "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
-            "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
-        ))
-        connection.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": HEAD_REVISION})
+    SQLModel.metadata.create_all(connection)
+    connection.execute(text(
+        "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
+        "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
+    ))
+    connection.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": HEAD_REVISION})
 
 
-def _is_empty(engine: Engine) -> bool:
+def _is_empty(connection: Connection) -> bool:
     from sqlalchemy import inspect
 
+    return not inspect(connection).get_table_names()
+
+
+@contextmanager
+def _schema_lock(engine: Engine) -> Iterator[Connection]:
+    """A connection in a transaction that holds the database's schema lock until it commits.
+
+    Exactly one process at a time checks and creates or upgrades the schema; the others wait
+    here and then find it done. PostgreSQL: a transaction-level advisory lock (released by the
+    commit or rollback, so a crashed process never leaves it held), and the DDL commits with it.
+    SQLite: ``BEGIN EXCLUSIVE``, the file's write lock, waited for under the busy timeout. Other
+    databases get no lock: a first opening by several processes at once may fail there, and a
+    second attempt finds the schema made.
+    """
+    from sqlalchemy import text
+
     with engine.connect() as connection:
-        return not inspect(connection).get_table_names()
+        if engine.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK_KEY})
+        elif engine.dialect.name == "sqlite":
+            # The sqlite3 module begins no transaction before DDL by itself; this one is explicit,
+            # and its commit and rollback go through the driver as usual.
+            connection.exec_driver_sql("BEGIN EXCLUSIVE")
+        yield connection
+        connection.commit()
 
 
 def migrate(engine: Engine, *, create_new_directly: bool = True) -> None:
-    """Bring the schema to the newest migration (a new, empty database is created directly)."""
-    current = _current_revision(engine)
-    if current == HEAD_REVISION:
-        return
-    if current is None and create_new_directly and _is_empty(engine):
-        _create_newest_schema(engine)
-        return
+    """Bring the schema to the newest migration (a new, empty database is created directly).
+
+    Safe when many processes open one new or old database at once: the check is repeated
+    under the schema lock, so one of them does the work and the others see it done.
+    """
+    with engine.connect() as connection:
+        if _current_revision(connection) == HEAD_REVISION:
+            return  # the usual case: no lock, no Alembic import
+    with _schema_lock(engine) as connection:
+        current = _current_revision(connection)
+        if current == HEAD_REVISION:
+            return  # another process made it while this one waited for the lock
+        if current is None and create_new_directly and _is_empty(connection):
+            _create_newest_schema(connection)
+            return
+        _upgrade_with_alembic(connection)
+
+
+def _upgrade_with_alembic(connection: Connection) -> None:
+    """Run the migrations from the database's revision to the head, inside the caller's transaction."""
     from alembic import command
     from alembic.config import Config
-    from alembic.runtime.migration import MigrationContext
-    from alembic.script import ScriptDirectory
 
     config = Config()
     config.set_main_option("script_location", str(Path(__file__).resolve().parent.parent / "migrations"))
-    head = ScriptDirectory.from_config(config).get_current_head()
-    with engine.begin() as connection:
-        current = MigrationContext.configure(connection).get_current_revision()
-        if current == head:
-            return
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
 
 
 class Store:
