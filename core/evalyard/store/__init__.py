@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from sqlalchemy import create_engine, delete, event, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
@@ -172,6 +172,71 @@ def _upgrade_with_alembic(connection: Connection) -> None:
     command.upgrade(config, "head")
 
 
+def insert_ignoring_duplicates(connection: Connection, table: Any, rows: list[dict[str, Any]],
+                               keys: Sequence[str]) -> None:
+    """Insert ``rows`` into ``table``, skipping each row whose ``keys`` are already stored.
+
+    For rows that several processes may insert at once (a new suite's cases, a resumed run's
+    results): ``keys`` are the columns of one of the table's unique constraints, and a row a
+    concurrent transaction inserted first is left as it is instead of failing the batch.
+    SQLite and PostgreSQL: ``INSERT ... ON CONFLICT (keys) DO NOTHING`` (PostgreSQL waits for the
+    other transaction and skips the row once it commits). ``table``: a model class (rows keyed by
+    its attribute names, e.g. ``case_metadata``) or a Table (rows keyed by column keys).
+    """
+    if not rows:
+        return
+    table, rows, keys = _by_column_keys(table, rows, keys)
+    dialect = connection.dialect.name
+    if dialect in ("sqlite", "postgresql"):
+        if dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as dialect_insert
+        else:
+            from sqlalchemy.dialects.postgresql import insert as dialect_insert
+        connection.execute(dialect_insert(table).on_conflict_do_nothing(index_elements=list(keys)), rows)
+        return
+    _insert_ignoring_duplicates_portably(connection, table, rows, keys)
+
+
+def _by_column_keys(table: Any, rows: list[dict[str, Any]], keys: Sequence[str]):
+    """A model class's Table, with rows and keys renamed from attribute names to column keys."""
+    from sqlalchemy import inspect
+    from sqlalchemy.orm import Mapper
+
+    mapper = inspect(table, raiseerr=False)
+    if not isinstance(mapper, Mapper):
+        return table, rows, keys
+    names = {attr.key: attr.columns[0].key for attr in mapper.column_attrs}
+    if all(names.get(k, k) == k for k in rows[0]) and all(names.get(k, k) == k for k in keys):
+        return mapper.local_table, rows, keys
+    return (mapper.local_table, [{names.get(k, k): v for k, v in row.items()} for row in rows],
+            [names.get(k, k) for k in keys])
+
+
+def _insert_ignoring_duplicates_portably(connection: Connection, table: Any, rows: list[dict[str, Any]],
+                                         keys: Sequence[str]) -> None:
+    """Other databases (no ON CONFLICT): the batch at once; if it clashes, row by row, each in a
+    savepoint, skipping a row that clashed because its keys are stored and re-raising any other
+    integrity error (a missing parent row, a NULL)."""
+    from sqlalchemy.exc import IntegrityError
+
+    try:
+        with connection.begin_nested():
+            connection.execute(insert(table), rows)
+        return
+    except IntegrityError:
+        pass
+    for row in rows:
+        try:
+            with connection.begin_nested():
+                connection.execute(insert(table), [row])
+        except IntegrityError:
+            stored = connection.execute(
+                select(func.count()).select_from(table).where(*(table.c[k] == row[k] for k in keys))
+            ).scalar_one()
+            if not stored:
+                raise
+
+
 class Store:
     """The run history in one database. ``url``: any SQLAlchemy URL, or a SQLite file path
     (the application decides the default: ``Settings.database_url``)."""
@@ -200,31 +265,40 @@ class Store:
     # -- suites --------------------------------------------------------
     def ensure_suite(self, suite: Suite) -> int:
         """The id of this suite version, storing it (and its cases) the first time it is seen."""
-        version = suite.version
-        with Session(self.engine) as session:
-            row = session.execute(
-                select(SuiteRow).where(SuiteRow.name == suite.name, SuiteRow.version == version)
-            ).scalars().first()
-            if row is not None:
-                return row.id
-            suite_row = SuiteRow(
-                name=suite.name, version=version, description=suite.description, source=suite.source,
-                case_count=len(suite.cases),
-            )
-            session.add(suite_row)
-            session.flush()
-            session.execute(
-                insert(CaseRow),
-                [
+        suite_id = self.suite_id(suite.name, suite.version, description=suite.description, source=suite.source,
+                                 case_count=len(suite.cases))
+        with self.engine.begin() as connection:
+            # Cases once: a process that finds them all stored sends none; processes storing the
+            # same new suite at once each insert what is missing and skip what another stored.
+            stored = connection.execute(
+                select(func.count()).select_from(CaseRow).where(CaseRow.suite_id == suite_id)
+            ).scalar_one()
+            if stored < len(suite.cases):
+                insert_ignoring_duplicates(connection, CaseRow, [
                     {
-                        "suite_id": suite_row.id, "position": i, "case_id": c.id, "input": c.input,
+                        "suite_id": suite_id, "position": i, "case_id": c.id, "input": c.input,
                         "reference": c.reference, "context": c.context, "case_metadata": c.metadata,
                     }
                     for i, c in enumerate(suite.cases)
-                ],
-            )
-            session.commit()
-            return suite_row.id
+                ], keys=("suite_id", "case_id"))
+        return suite_id
+
+    def suite_id(self, name: str, version: str, *, description: str, source: str, case_count: int) -> int:
+        """The id of suite ``name`` at ``version``, inserting its row if it is not stored yet.
+
+        Insert-or-get: any number of processes may ask for the same new suite at once; one row
+        is inserted, and every one of them gets its id.
+        """
+        query = select(SuiteRow.id).where(SuiteRow.name == name, SuiteRow.version == version)
+        with self.engine.begin() as connection:
+            found = connection.execute(query).scalar()  # a known suite: no write, no lock waited for
+            if found is not None:
+                return found
+            insert_ignoring_duplicates(connection, SuiteRow, [{
+                "name": name, "version": version, "description": description, "source": source,
+                "case_count": case_count,
+            }], keys=("name", "version"))
+            return connection.execute(query).scalar_one()
 
     # -- runs ----------------------------------------------------------
     def create_run(
