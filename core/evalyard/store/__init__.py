@@ -8,11 +8,12 @@ schema is created and upgraded by Alembic migrations when the store opens.
 from __future__ import annotations
 
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from sqlalchemy import create_engine, delete, event, func, insert, select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session
 
 from ..errors import EvalyardError, UnknownNameError
@@ -39,20 +40,180 @@ def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield chunk
 
 
-def insert_ignoring_duplicates(connection, table, rows: list[dict[str, Any]], keys: tuple[str, ...]) -> None:
-    """Insert rows, skipping any whose unique ``keys`` are stored already (``ON CONFLICT DO
-    NOTHING``): the write that makes concurrent and retried writers safe.
+def _normalise_url(url: str) -> str:
+    """Accept a bare file path as a SQLite database."""
+    if "://" not in url:
+        return f"sqlite:///{Path(url).expanduser()}"
+    return url
 
-    One ``executemany`` of plain tuples through the driver, each value converted by its
-    column type's own bind processor (JSON, timestamps) exactly as an ORM insert would: the
-    per-row work of SQLAlchemy's generic path was most of the cost of storing a result."""
+
+#: How long a SQLite connection waits for another process's write (or schema) lock before its
+#: statement fails with "database is locked". SQLite has one writer at a time; a run's write
+#: transactions are short (one batch of results), so writers take turns well within this.
+SQLITE_BUSY_TIMEOUT_S = 30
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    # The busy timeout first: every statement after it, journal_mode=WAL included, then waits
+    # for a lock another process holds instead of failing at once.
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_S * 1000}")
+    # WAL keeps readers (runs list) working during a run; NORMAL sync is still crash-safe for
+    # committed transactions in WAL mode. WAL is a property of the file, kept once set, so only
+    # the first opening of a new file switches it; switching needs the file to itself.
+    if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        _set_wal(cursor)
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def _set_wal(cursor) -> None:
+    """Switch a new file to WAL; a concurrent first opening may hold it, so retry until the timeout.
+
+    Changing the journal mode needs the file to itself, and when many processes open one new
+    file at once it can fail with "database is locked" in spite of the busy timeout, before the
+    timeout has passed: 16 processes opening a new file together, 30 times, saw it in 7 of 480
+    openings without this retry and in none of 960 with it.
+    """
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+#: The newest migration's revision id (a test checks it against the migration scripts).
+#: Knowing it lets an up-to-date database open without importing Alembic, which is slow to import.
+HEAD_REVISION = "0005_case_positions"
+
+#: The PostgreSQL advisory-lock key that processes creating or upgrading evalyard's schema take
+#: in turn: a fixed bigint no other application on the server is likely to use ("evalyard" in
+#: ASCII, 0x6576616c79617264).
+_SCHEMA_LOCK_KEY = int.from_bytes(b"evalyard", "big")
+
+
+def _current_revision(connection: Connection) -> str | None:
+    from sqlalchemy import inspect, text
+
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def _create_newest_schema(connection: Connection) -> None:
+    """Create a brand-new database's tables from the models and stamp the head revision.
+
+    This is Alembic's documented "create_all, then stamp" start for new databases; it
+    skips importing Alembic and replaying every migration on each first run. Tests
+    check that the models and the migration chain build the same schema.
+    """
+    from sqlalchemy import text
+
+    from .models import SQLModel
+
+    SQLModel.metadata.create_all(connection)
+    connection.execute(text(
+        "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
+        "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
+    ))
+    connection.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": HEAD_REVISION})
+
+
+def _is_empty(connection: Connection) -> bool:
+    from sqlalchemy import inspect
+
+    return not inspect(connection).get_table_names()
+
+
+@contextmanager
+def _schema_lock(engine: Engine) -> Iterator[Connection]:
+    """A connection in a transaction that holds the database's schema lock until it commits.
+
+    Exactly one process at a time checks and creates or upgrades the schema; the others wait
+    here and then find it done. PostgreSQL: a transaction-level advisory lock (released by the
+    commit or rollback, so a crashed process never leaves it held), and the DDL commits with it.
+    SQLite: ``BEGIN EXCLUSIVE``, the file's write lock, waited for under the busy timeout. Other
+    databases get no lock: a first opening by several processes at once may fail there, and a
+    second attempt finds the schema made.
+    """
+    from sqlalchemy import text
+
+    with engine.connect() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK_KEY})
+        elif engine.dialect.name == "sqlite":
+            # The sqlite3 module begins no transaction before DDL by itself; this one is explicit,
+            # and its commit and rollback go through the driver as usual.
+            connection.exec_driver_sql("BEGIN EXCLUSIVE")
+        yield connection
+        connection.commit()
+
+
+def migrate(engine: Engine, *, create_new_directly: bool = True) -> None:
+    """Bring the schema to the newest migration (a new, empty database is created directly).
+
+    Safe when many processes open one new or old database at once: the check is repeated
+    under the schema lock, so one of them does the work and the others see it done.
+    """
+    with engine.connect() as connection:
+        if _current_revision(connection) == HEAD_REVISION:
+            return  # the usual case: no lock, no Alembic import
+    with _schema_lock(engine) as connection:
+        current = _current_revision(connection)
+        if current == HEAD_REVISION:
+            return  # another process made it while this one waited for the lock
+        if current is None and create_new_directly and _is_empty(connection):
+            _create_newest_schema(connection)
+            return
+        _upgrade_with_alembic(connection)
+
+
+def _upgrade_with_alembic(connection: Connection) -> None:
+    """Run the migrations from the database's revision to the head, inside the caller's transaction."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(__file__).resolve().parent.parent / "migrations"))
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
+def insert_ignoring_duplicates(connection: Connection, table: Any, rows: list[dict[str, Any]],
+                               keys: Sequence[str]) -> None:
+    """Insert ``rows`` into ``table``, skipping each row whose ``keys`` are already stored.
+
+    For rows that several processes may insert at once (a new suite's cases, a resumed run's
+    results, a batch retried after its first attempt committed): ``keys`` are the columns of one
+    of the table's unique constraints, and a row another transaction inserted first is left as it
+    is instead of failing the batch. SQLite and PostgreSQL: ``INSERT ... ON CONFLICT (keys) DO
+    NOTHING`` (PostgreSQL waits for the other transaction and skips the row once it commits).
+    ``table``: a model class (rows keyed by its attribute names, e.g. ``case_metadata``) or a
+    Table (rows keyed by column keys).
+
+    One ``executemany`` of plain tuples through the driver, each value converted by its column
+    type's own bind processor (JSON, timestamps) as SQLAlchemy would: its generic per-row path
+    was most of the cost of storing a result.
+    """
     if not rows:
         return
+    table, rows, keys = _by_column_keys(table, rows, keys)
     dialect = connection.dialect
     if dialect.name not in ("sqlite", "postgresql"):
-        raise EvalyardError(f"evalyard stores runs in SQLite or PostgreSQL, not {dialect.name}")
+        _insert_ignoring_duplicates_portably(connection, table, rows, keys)
+        return
     names = list(rows[0])
-    sql, processors = _insert_statement(dialect, table, tuple(names), keys)
+    sql, processors = _insert_statement(dialect, table, tuple(names), tuple(keys))
     columns = [[row[name] for row in rows] for name in names]
     for i, process in enumerate(processors):
         if process is not None:
@@ -88,87 +249,44 @@ def _insert_statement(dialect, table, names: tuple[str, ...], keys: tuple[str, .
     return _STATEMENTS[cache_key]
 
 
-def _normalise_url(url: str) -> str:
-    """Accept a bare file path as a SQLite database."""
-    if "://" not in url:
-        return f"sqlite:///{Path(url).expanduser()}"
-    return url
-
-
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
-    cursor = dbapi_connection.cursor()
-    # WAL keeps readers (runs list) working during a run; NORMAL sync is still
-    # crash-safe for committed transactions in WAL mode.
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.close()
-
-
-#: The newest migration's revision id (a test checks it against the migration scripts).
-#: Knowing it lets an up-to-date database open without importing Alembic, which is slow to import.
-HEAD_REVISION = "0005_case_positions"
-
-
-def _current_revision(engine: Engine) -> str | None:
-    from sqlalchemy import inspect, text
-
-    with engine.connect() as connection:
-        if not inspect(connection).has_table("alembic_version"):
-            return None
-        return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
-
-
-def _create_newest_schema(engine: Engine) -> None:
-    """Create a brand-new database's tables from the models and stamp the head revision.
-
-    This is Alembic's documented "create_all, then stamp" start for new databases; it
-    skips importing Alembic and replaying every migration on each first run. Tests
-    check that the models and the migration chain build the same schema.
-    """
-    from sqlalchemy import text
-
-    from .models import SQLModel
-
-    with engine.begin() as connection:
-        SQLModel.metadata.create_all(connection)
-        connection.execute(text(
-            "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
-            "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
-        ))
-        connection.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": HEAD_REVISION})
-
-
-def _is_empty(engine: Engine) -> bool:
+def _by_column_keys(table: Any, rows: list[dict[str, Any]], keys: Sequence[str]):
+    """A model class's Table, with rows and keys renamed from attribute names to column keys."""
     from sqlalchemy import inspect
+    from sqlalchemy.orm import Mapper
 
-    with engine.connect() as connection:
-        return not inspect(connection).get_table_names()
+    mapper = inspect(table, raiseerr=False)
+    if not isinstance(mapper, Mapper):
+        return table, rows, keys
+    names = {attr.key: attr.columns[0].key for attr in mapper.column_attrs}
+    if all(names.get(k, k) == k for k in rows[0]) and all(names.get(k, k) == k for k in keys):
+        return mapper.local_table, rows, keys
+    return (mapper.local_table, [{names.get(k, k): v for k, v in row.items()} for row in rows],
+            [names.get(k, k) for k in keys])
 
 
-def migrate(engine: Engine, *, create_new_directly: bool = True) -> None:
-    """Bring the schema to the newest migration (a new, empty database is created directly)."""
-    current = _current_revision(engine)
-    if current == HEAD_REVISION:
+def _insert_ignoring_duplicates_portably(connection: Connection, table: Any, rows: list[dict[str, Any]],
+                                         keys: Sequence[str]) -> None:
+    """Other databases (no ON CONFLICT): the batch at once; if it clashes, row by row, each in a
+    savepoint, skipping a row that clashed because its keys are stored and re-raising any other
+    integrity error (a missing parent row, a NULL)."""
+    from sqlalchemy.exc import IntegrityError
+
+    try:
+        with connection.begin_nested():
+            connection.execute(insert(table), rows)
         return
-    if current is None and create_new_directly and _is_empty(engine):
-        _create_newest_schema(engine)
-        return
-    from alembic import command
-    from alembic.config import Config
-    from alembic.runtime.migration import MigrationContext
-    from alembic.script import ScriptDirectory
-
-    config = Config()
-    config.set_main_option("script_location", str(Path(__file__).resolve().parent.parent / "migrations"))
-    head = ScriptDirectory.from_config(config).get_current_head()
-    with engine.begin() as connection:
-        current = MigrationContext.configure(connection).get_current_revision()
-        if current == head:
-            return
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+    except IntegrityError:
+        pass
+    for row in rows:
+        try:
+            with connection.begin_nested():
+                connection.execute(insert(table), [row])
+        except IntegrityError:
+            stored = connection.execute(
+                select(func.count()).select_from(table).where(*(table.c[k] == row[k] for k in keys))
+            ).scalar_one()
+            if not stored:
+                raise
 
 
 class Store:
@@ -197,16 +315,6 @@ class Store:
         self.engine.dispose()
 
     # -- suites --------------------------------------------------------
-    def suite_id(self, name: str, version: str, *, description: str = "", source: str = "",
-                 case_count: int = 0) -> int:
-        """The id of a suite version's row, inserting it if no process has (insert-or-get)."""
-        with self.engine.begin() as connection:
-            insert_ignoring_duplicates(connection, SuiteRow.__table__, [{
-                "name": name, "version": version, "description": description, "source": source,
-                "case_count": case_count, "created_at": utcnow()}], ("name", "version"))
-            return connection.execute(
-                select(SuiteRow.id).where(SuiteRow.name == name, SuiteRow.version == version)).scalar_one()
-
     def ensure_suite(self, suite: Suite) -> int:
         """The id of this suite version, storing it (and its cases) the first time it is seen."""
         suite_id = self.suite_id(suite.name, suite.version, description=suite.description, source=suite.source,
@@ -243,6 +351,24 @@ class Store:
                 if candidate_rows:
                     insert_ignoring_duplicates(connection, CandidateRow.__table__, candidate_rows,
                                                ("run_id", "case_id"))
+
+    def suite_id(self, name: str, version: str, *, description: str = "", source: str = "",
+                 case_count: int = 0) -> int:
+        """The id of suite ``name`` at ``version``, inserting its row if it is not stored yet.
+
+        Insert-or-get: any number of processes may ask for the same new suite at once; one row
+        is inserted, and every one of them gets its id.
+        """
+        query = select(SuiteRow.id).where(SuiteRow.name == name, SuiteRow.version == version)
+        with self.engine.begin() as connection:
+            found = connection.execute(query).scalar()  # a known suite: no write, no lock waited for
+            if found is not None:
+                return found
+            insert_ignoring_duplicates(connection, SuiteRow, [{
+                "name": name, "version": version, "description": description, "source": source,
+                "case_count": case_count, "created_at": utcnow(),
+            }], keys=("name", "version"))
+            return connection.execute(query).scalar_one()
 
     # -- runs ----------------------------------------------------------
     def create_run(
@@ -336,14 +462,6 @@ class Store:
             yield [Case(id=case_id, input=text_in, candidate=candidate, reference=reference,
                         context=list(context or []), metadata=dict(metadata or {}))
                    for _, case_id, text_in, reference, context, metadata, candidate in rows]
-
-    def missing_candidates(self, run_id: str) -> set[str]:
-        """Case ids whose candidate is still to be generated (no text, no recorded error)."""
-        with self.engine.connect() as connection:
-            return set(connection.execute(
-                select(CandidateRow.case_id).where(CandidateRow.run_id == run_id, CandidateRow.text.is_(None),
-                                                   CandidateRow.error.is_(None))
-            ).scalars())
 
     def write_candidates(self, run_id: str, rows: list[dict[str, Any]]) -> None:
         """Store generated candidates (``case_id``, ``text``, ``details``, ``error``) in one transaction."""
