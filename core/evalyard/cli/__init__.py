@@ -58,6 +58,18 @@ class EvalyardGroup(click.Group):
             return super().invoke(ctx)
         except EvalyardError as exc:
             raise CLIError(str(exc)) from None
+        except Exception as exc:
+            if type(exc).__module__.startswith("sqlalchemy"):  # a database that went away or stayed locked
+                raise CLIError(_database_error(exc)) from None
+            raise
+
+
+def _database_error(exc: Exception) -> str:
+    """One line for a database failure past the point of opening it (a SQLite file locked by other
+    writers for longer than the busy timeout, a PostgreSQL server gone)."""
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+    return (f"database error: {reason} (what was written before it is kept; an unfinished run continues "
+            "with `evalyard run --resume RUN_ID`, see `evalyard runs list`)")
 
 
 @click.group(cls=EvalyardGroup, context_settings={"help_option_names": ["-h", "--help"]})
