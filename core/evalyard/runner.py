@@ -514,11 +514,9 @@ class Runner:
                generator: PreparedGenerator | None = None) -> dict[str, Any]:
         """Summary statistics and corpus-level metrics per scorer (the aggregate stage), each
         from one streaming pass over the scorer's stored results."""
-        from .stats import summarize
-
         scorers = {}
         for p in prepared:
-            summary = summarize(self.store.outcomes(run_id, p.name))
+            summary = self.store.summary(run_id, p.name)
             summary["aggregate"], error = self._aggregate(run_id, p)
             if error:
                 summary["aggregate_error"] = error

@@ -111,16 +111,28 @@ def summarize(results: Iterable[Any]) -> dict[str, Any]:
         if r.passed is not None:
             judged += 1
             passed += bool(r.passed)
-    if values is not None:  # small enough: the figures as they always were
-        mean = sum(values) / n if n else None
-        std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else None
-        ci = bootstrap_ci(values)
-    else:
-        mean, std = mean_run, math.sqrt(m2 / (n - 1))
-        ci = normal_ci(mean, std, n)
+    if values is None:
+        return from_moments(count=count, errors=errors, scored=n, mean=mean_run, squares=m2, low=low, high=high,
+                            judged=judged, passed=passed, labels=labels)
+    # small enough: the figures as they always were
+    mean = sum(values) / n if n else None
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else None
+    return _summary(count, errors, n, mean, std, bootstrap_ci(values), low, high, judged, passed, labels)
+
+
+def from_moments(*, count: int, errors: int, scored: int, mean: float, squares: float, low: float | None,
+                 high: float | None, judged: int, passed: int, labels: dict[str, int]) -> dict[str, Any]:
+    """A summary of more than ``BOOTSTRAP_LIMIT`` values from their count, mean and sum of squared
+    deviations (kept while streaming, or computed by the database): the normal interval."""
+    std = math.sqrt(squares / (scored - 1))
+    return _summary(count, errors, scored, mean, std, normal_ci(mean, std, scored), low, high, judged, passed,
+                    labels)
+
+
+def _summary(count, errors, scored, mean, std, ci, low, high, judged, passed, labels) -> dict[str, Any]:
     return {
         "count": count,
-        "scored": n,
+        "scored": scored,
         "errors": errors,
         "mean": mean,
         "std": std,

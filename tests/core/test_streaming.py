@@ -153,3 +153,39 @@ def test_summaries_past_the_bootstrap_limit_keep_no_values_and_agree_with_the_bo
     low, high = bootstrap_ci(values)
     assert large["ci95"] == pytest.approx([low, high], abs=0.002)
     assert small["ci95"] == list(bootstrap_ci(values[:BOOTSTRAP_LIMIT]))
+
+
+@pytest.mark.parametrize("n", [300, BOOTSTRAP_LIMIT + 300])
+def test_stored_summaries_equal_the_streamed_ones(db_url, n):
+    """Past the bootstrap limit the database computes a run's summary; it must agree with the
+    one-pass summary of the same rows (and below it, be that summary exactly)."""
+    import random
+
+    from evalyard import Suite
+    from evalyard.store import Store
+
+    store = Store(db_url)
+    suite = Suite(name="s", cases=[Case(id="c0", candidate="x")])
+    run_id = store.create_run(store.ensure_suite(suite), suite.cases, name="r", scorers=[], versions={}, source="")
+    rng = random.Random(n)
+    rows = []
+    for i in range(n):
+        error = "boom" if i % 97 == 0 else None
+        value = None if error else rng.choice([0.0, 0.25, 1.0, rng.random()])
+        rows.append({"case_id": f"c{i}", "scorer": "x", "value": value,
+                     "label": None if error else ("high" if value >= 0.5 else "low"),
+                     "passed": None if error else value >= 0.5, "details": {}, "error": error, "usage": None,
+                     "duration_ms": 0.1})
+    for start in range(0, n, 5000):
+        store.write_results(run_id, rows[start:start + 5000])
+    stored, streamed = store.summary(run_id, "x"), summarize(store.outcomes(run_id, "x"))
+    if n <= BOOTSTRAP_LIMIT:
+        assert stored == streamed
+    else:
+        assert {k: v for k, v in stored.items() if k not in ("mean", "std", "ci95")} == \
+               {k: v for k, v in streamed.items() if k not in ("mean", "std", "ci95")}
+        assert stored["mean"] == pytest.approx(streamed["mean"], rel=1e-9)
+        assert stored["std"] == pytest.approx(streamed["std"], rel=1e-9)
+        assert stored["ci95"] == pytest.approx(streamed["ci95"], rel=1e-9)
+    assert stored["errors"] == len(range(0, n, 97)) and stored["count"] == n
+    store.close()

@@ -7,6 +7,7 @@ schema is created and upgraded by Alembic migrations when the store opens.
 
 from __future__ import annotations
 
+import json
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,6 +39,18 @@ def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
             chunk = []
     if chunk:
         yield chunk
+
+
+def _json_list(text: Any) -> list:
+    if isinstance(text, (list, type(None))):  # a driver that decodes JSON itself (psycopg's jsonb)
+        return list(text or [])
+    return [] if text in ("[]", "null") else list(json.loads(text) or [])
+
+
+def _json_dict(text: Any) -> dict:
+    if isinstance(text, (dict, type(None))):
+        return dict(text or {})
+    return {} if text in ("{}", "null") else dict(json.loads(text) or {})
 
 
 def _normalise_url(url: str) -> str:
@@ -223,11 +236,19 @@ def insert_ignoring_duplicates(connection: Connection, table: Any, rows: list[di
 
 def _processed(values: list[Any], process) -> list[Any]:
     """A column's values through its bind processor; a value repeated by identity (a batch's one
-    timestamp) is converted once."""
+    timestamp) and an empty list or dict (most cases' context and metadata) are converted once."""
     out, last, last_out = [], object(), None
+    empty: dict[type, Any] = {}
     for value in values:
         if value is not last:
-            last, last_out = value, process(value)
+            kind = type(value)
+            if (kind is list or kind is dict) and not value:
+                if kind not in empty:
+                    empty[kind] = process(value)
+                last_out = empty[kind]
+            else:
+                last_out = process(value)
+            last = value
         out.append(last_out)
     return out
 
@@ -444,9 +465,13 @@ class Store:
         """A run's cases in suite order, ``window`` at a time (keyset paging on the position
         index: each window costs the same however far into a suite of millions it is).
         ``missing_candidates``: only the cases whose candidate is still to be generated."""
+        from sqlalchemy import String, type_coerce
+
         cases, candidates = CaseRow.__table__.c, CandidateRow.__table__.c
-        query = (select(cases.position, cases.case_id, cases.input, cases.reference, cases.context,
-                        cases.metadata, candidates.text)
+        # context and metadata as their JSON text, decoded below: most are empty, and skipping
+        # the JSON type's decoder for those is a good share of reading a window
+        query = (select(cases.position, cases.case_id, cases.input, cases.reference,
+                        type_coerce(cases.context, String), type_coerce(cases.metadata, String), candidates.text)
                  .join_from(CaseRow.__table__, CandidateRow.__table__,
                             (candidates.run_id == run_id) & (candidates.case_id == cases.case_id))
                  .where(cases.suite_id == suite_id).order_by(cases.position).limit(window))
@@ -460,7 +485,7 @@ class Store:
                 return
             last = rows[-1][0]
             yield [Case(id=case_id, input=text_in, candidate=candidate, reference=reference,
-                        context=list(context or []), metadata=dict(metadata or {}))
+                        context=_json_list(context), metadata=_json_dict(metadata))
                    for _, case_id, text_in, reference, context, metadata, candidate in rows]
 
     def write_candidates(self, run_id: str, rows: list[dict[str, Any]]) -> None:
@@ -556,6 +581,39 @@ class Store:
                  .where(ResultRow.run_id == run_id, ResultRow.scorer == scorer).order_by(ResultRow.id))
         with self.engine.connect() as connection:
             yield from connection.execution_options(yield_per=10_000).execute(query)
+
+    def summary(self, run_id: str, scorer: str) -> dict[str, Any]:
+        """``evalyard.stats.summarize`` of one scorer's stored results. Up to the bootstrap limit
+        it reads them (the same figures as ever); past it the database computes the counts,
+        moments and labels, so a million results cost a few aggregate queries, not a million
+        Python rows."""
+        from sqlalchemy import and_
+
+        from ..stats import BOOTSTRAP_LIMIT, from_moments, summarize
+
+        mine = and_(ResultRow.run_id == run_id, ResultRow.scorer == scorer)
+        ok = and_(mine, ResultRow.error.is_(None))
+        with self.engine.connect() as connection:
+            scored = connection.execute(
+                select(func.count(ResultRow.value)).where(ok)).scalar_one()
+            if scored <= BOOTSTRAP_LIMIT:
+                return summarize(self.outcomes(run_id, scorer))
+            count, errors, judged, passed, mean, low, high = connection.execute(select(
+                func.count(), func.count(ResultRow.error), func.count(ResultRow.passed),
+                func.count(ResultRow.passed).filter(ResultRow.passed.is_(True)),
+                func.avg(ResultRow.value).filter(ResultRow.error.is_(None)),
+                func.min(ResultRow.value).filter(ResultRow.error.is_(None)),
+                func.max(ResultRow.value).filter(ResultRow.error.is_(None)),
+            ).where(mine)).one()
+            deviation = ResultRow.value - float(mean)
+            squares = connection.execute(select(func.sum(deviation * deviation)).where(ok)).scalar_one()
+            labels = dict(connection.execute(
+                select(ResultRow.label, func.count()).where(ok, ResultRow.label.is_not(None))
+                .group_by(ResultRow.label)).all())
+        # pass counts exclude errors, as summarize's do (an error's passed is always NULL)
+        return from_moments(count=count, errors=errors, scored=scored, mean=float(mean),
+                            squares=float(squares), low=low, high=high, judged=judged, passed=passed,
+                            labels=labels)
 
     def result_count(self, run_id: str) -> int:
         with Session(self.engine) as session:
