@@ -75,6 +75,17 @@ def test_a_failed_provider_call_is_a_case_without_candidate(app):
     assert "'t0-p0' has no candidate" in result.output and stored_runs(app) == []
 
 
+def test_a_model_fills_exactly_the_rows_whose_provider_failed(app, rules):
+    model = rules([{"contains": "Who wrote Hamlet?", "content": "William Shakespeare"}])
+    result = invoke(app, "run", PROVIDER_ERROR, "--format", "promptfoo", "--field", "reference=expected",
+                    "-s", "word_count_match", "--model", model, "--json")
+    assert result.exit_code == 0, result.output
+    run_id = json.loads(result.stdout)["run_id"]
+    candidates = {c.case_id: c for c in app.open_store().candidates(run_id).values()}
+    assert candidates["t0-p0"].text == "William Shakespeare" and candidates["t0-p0"].details is not None
+    assert candidates["t0-p1"].text == "Answer briefly: Who wrote Hamlet?" and candidates["t0-p1"].details is None
+
+
 def test_test_vars_can_fill_case_fields(app):
     cases, _ = load(app, PROVIDER_ERROR, "promptfoo", {"reference": "expected", "input": "question"})
     assert cases[1].reference == "Shakespeare" and cases[1].input == "Who wrote Hamlet?"
