@@ -20,7 +20,8 @@ outputs again with evalyard's scorers:
 (``--field reference=expected``, ``--field input=question``).
 
 The file's format is chosen by name only (``--format promptfoo``, a suite's ``format:``): promptfoo
-writes ``.json``, which stays evalyard's own format whatever its content.
+writes ``.json`` (or ``.jsonl``, one row a line, for ``-o results.jsonl``), which stay evalyard's
+own formats whatever their content.
 """
 
 from __future__ import annotations
@@ -41,12 +42,18 @@ def load_promptfoo(path: str | Path, field_map: dict[str, str] | None = None) ->
     path = str(path)
     field_map = source_field_map(field_map, path, "the test's vars")
     text = read_case_file(path)
-    data = parse_case_json(text, path, None)
-    rows, where = _rows(data, path)
-    lines = array_item_lines(text, where)
-    if lines is None or len(lines) != len(rows):
-        lines = [1] * len(rows)
-    eval_id = data.get("evalId") if isinstance(data, dict) else None
+    if path.lower().endswith(".jsonl"):  # `-o results.jsonl`: one row a line, no eval header
+        numbered = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+        rows = [parse_case_json(line, path, n) for n, line in numbered]
+        lines = [n for n, _ in numbered]
+        eval_id = None
+    else:
+        data = parse_case_json(text, path, None)
+        rows, where = _rows(data, path)
+        lines = array_item_lines(text, where)
+        if lines is None or len(lines) != len(rows):
+            lines = [1] * len(rows)
+        eval_id = data.get("evalId") if isinstance(data, dict) else None
     built = [(_case(row, path=path, line=line, field_map=field_map, eval_id=eval_id), f"{path}:{line}")
              for row, line in zip(rows, lines)]
     # promptfoo writes rows in the order its concurrent calls finished: sorted by test and prompt

@@ -20,6 +20,7 @@ from testutil import TESTS
 
 DATA = TESTS / "data" / "interop"
 PROMPTFOO = DATA / "promptfoo" / "promptfoo-results.json"
+PROMPTFOO_LINES = DATA / "promptfoo" / "promptfoo-results.jsonl"
 PROVIDER_ERROR = DATA / "promptfoo" / "promptfoo-provider-error.json"
 INSPECT_EVAL = DATA / "inspect" / "tiny-qa.eval"
 INSPECT_JSON = DATA / "inspect" / "tiny-qa.json"
@@ -62,6 +63,16 @@ def test_promptfoo_results_become_one_case_per_test_and_provider(app):
         end = next((s for s in starts if s > line), len(text))
         assert text[line - 1].strip() == "{" and f'"id": "{case.metadata["promptfoo"]["result_id"]}"' in "".join(
             text[line - 1:end - 1])
+
+
+def test_promptfoo_json_lines_give_the_same_cases(app):
+    cases, origins = load(app, PROMPTFOO_LINES, "promptfoo")
+    (whole, _) = load(app, PROMPTFOO, "promptfoo")
+    assert [(c.id, c.input, c.candidate, c.reference) for c in cases] == \
+        [(c.id, c.input, c.candidate, c.reference) for c in whole]
+    lines = PROMPTFOO_LINES.read_text().splitlines()
+    for case, origin in zip(cases, origins):  # each row's own line
+        assert case.metadata["promptfoo"]["result_id"] in lines[int(origin.rpartition(":")[2]) - 1]
 
 
 def test_a_failed_provider_call_is_a_case_without_candidate(app):
