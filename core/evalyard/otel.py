@@ -179,7 +179,10 @@ def _export(store: "Store", run_id: str, endpoint: str, chunk: int, timeout: flo
 
     run = store.get_run(run_id)
     total = store.result_count(run.id)
-    resource = Resource.create({"service.name": "evalyard", "service.version": __version__})
+    resource = Resource.create({"service.version": __version__})
+    if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
+        # evalyard unless the user named the service (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES)
+        resource = resource.merge(Resource({"service.name": "evalyard"}))
     logs = _Watched(OTLPLogExporter(endpoint=signal_url(endpoint, "logs"), timeout=timeout))
     spans = _Watched(OTLPSpanExporter(endpoint=signal_url(endpoint, "traces"), timeout=timeout))
     # The queue holds a whole chunk, and each chunk is flushed before the next is read: nothing is

@@ -84,6 +84,16 @@ def test_results_are_streamed_in_chunks(cases):
     assert sizes == [2, 2, 1]
 
 
+@pytest.mark.parametrize("named,service", [(None, "evalyard"), ("nightly-evals", "nightly-evals")])
+def test_the_service_is_evalyard_unless_the_user_names_it(cases, monkeypatch, named, service):
+    if named:
+        monkeypatch.setenv("OTEL_SERVICE_NAME", named)
+    with OTLPReceiver() as receiver:
+        invoke(otel_app(receiver.endpoint), "run", cases, "-s", "scripted", "--otel")
+    resources = [attributes(rl.resource.attributes) for r in receiver.log_requests() for rl in r.resource_logs]
+    assert {r["service.name"] for r in resources} == {service} and resources[0]["service.version"]
+
+
 def test_a_failing_endpoint_is_one_warning_and_changes_nothing(cases, monkeypatch):
     monkeypatch.setattr(otel, "TIMEOUT_S", 2.0)
     with socket.socket() as probe:  # a port nothing listens on
