@@ -21,15 +21,30 @@ def _app(app: "Application | None") -> "Application":
 
 
 def evaluate(suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
-             app: "Application | None" = None, **options: Any) -> "RunResult":
+             app: "Application | None" = None, otel: bool | str = False, **options: Any) -> "RunResult":
     """Score ``suite`` (a YAML/JSONL/JSON/CSV path, a ``Suite``, or a list of cases or dicts) with
     ``scorers`` (names like ``"exact_match"`` or ``"exact_match:case_sensitive=false"``; default:
     the suite's own) and keep the run in ``db`` (default: the data directory's SQLite file).
 
     Options: ``concurrency``, ``max_errors``, ``executor``, ``generator``, ``generator_config``,
     ``format`` (a data format by name), ``field_map`` (``{"reference": "gold"}``), ``on_progress``. Returns a ``RunResult`` (``run_id``, ``summary``, ``results``).
+
+    ``otel=True`` then sends the run to OpenTelemetry as ``evalyard run --otel`` does (the
+    settings' endpoint; ``otel="http://host:4318"`` names one); a failing endpoint is a
+    ``RuntimeWarning``, never an exception.
     """
-    return _app(app).evaluate(suite, scorers, db=db, name=name, **options)
+    application = _app(app)
+    result = application.evaluate(suite, scorers, db=db, name=name, **options)
+    if otel:
+        import warnings
+
+        from .otel import export_run
+
+        endpoint = otel if isinstance(otel, str) else application.settings.otel_endpoint
+        warning = export_run(application.open_store(db), result.run_id, endpoint)
+        if warning:
+            warnings.warn(warning, RuntimeWarning, stacklevel=2)
+    return result
 
 
 def resume(run_id: str, *, db: str | None = None, app: "Application | None" = None, **options: Any) -> "RunResult":

@@ -37,6 +37,9 @@ class Settings:
     - ``models_dir``: where installed local models live (``EVALYARD_MODELS_DIR``; default a cache
       of their own, the platform's user cache dir). Not under ``home``: a private home or
       database for one project must not hide the gigabyte-sized models every home shares.
+    - ``otel_endpoint``: the OTLP/HTTP base URL ``run --otel`` sends a run to
+      (``EVALYARD_OTEL_ENDPOINT``, else OpenTelemetry's own ``OTEL_EXPORTER_OTLP_ENDPOINT``;
+      default ``http://localhost:4318``).
     """
 
     home: Path | None = None
@@ -49,6 +52,7 @@ class Settings:
     judge_model: str | None = None
     prompt_dirs: tuple[str, ...] = ()
     models_dir: Path | None = None
+    otel_endpoint: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
@@ -63,6 +67,7 @@ class Settings:
             judge_model=env.get("EVALYARD_JUDGE_MODEL") or None,
             prompt_dirs=tuple(d for d in (env.get("EVALYARD_PROMPTS") or "").split(os.pathsep) if d),
             models_dir=Path(env["EVALYARD_MODELS_DIR"]).expanduser() if env.get("EVALYARD_MODELS_DIR") else None,
+            otel_endpoint=env.get("EVALYARD_OTEL_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
         )
         values.update(overrides)
         return cls(**values)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 HEAVY = ["torch", "transformers", "litellm", "llama_cpp", "bert_score", "nltk", "sqlalchemy", "sqlmodel", "alembic",
-         "numpy", "RestrictedPython"]
+         "numpy", "RestrictedPython", "opentelemetry"]
 
 
 def test_cli_import_and_scorer_listing_stay_light():

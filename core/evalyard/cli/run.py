@@ -80,10 +80,13 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
 @click.option("--verbose", "-v", is_flag=True, help="Log every model call's cache key inputs and hit or miss.")
 @click.option("--calibrated", is_flag=True, help="Judges with a saved calibration (evalyard calibrate --save) use its "
               "fitted threshold, as `threshold: calibrated` does for one scorer.")
+@click.option("--otel", is_flag=True, help="After the run, send it to an OpenTelemetry endpoint (OTLP/HTTP: "
+              "EVALYARD_OTEL_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318): a span "
+              "with each scorer's mean and 95% CI, one gen_ai.evaluation.result event per result.")
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,
         generator, max_errors, name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, batch, no_cache,
-        max_cost, verbose, calibrated, db_url):
+        max_cost, verbose, calibrated, otel, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -115,6 +118,11 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
                        "the run id alone, or repeat the run's whole command (SUITE and its options) with --resume")
     if not resume_id and not suite:
         raise CLIError("give a SUITE file, or --resume RUN_ID")
+    if otel:
+        from ..otel import INSTALL_HINT, available
+
+        if not available():
+            raise CLIError(INSTALL_HINT)
 
     progress = _Progress(enabled=sys.stderr.isatty() and not as_json)
     started: list[str] = []
@@ -188,6 +196,12 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
             click.echo(line)
         if result.usage:
             click.echo(usage_line(result.usage))
+    if otel:  # after the run, from the database; a failing endpoint is a warning, never another exit code
+        from ..otel import export_run
+
+        warning = export_run(app.open_store(db_url), result.run_id, app.settings.otel_endpoint)
+        if warning:
+            click.echo(warning, err=True)
     for check in failed_checks:
         click.echo(f"FAILED: {check['scorer']} mean {check['mean']} is below {check['minimum']}", err=True)
     if too_many_errors:

@@ -1,0 +1,1 @@
+"""Other evaluation tools' results as evalyard cases, so their outputs can be scored again."""
