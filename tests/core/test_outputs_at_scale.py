@@ -157,3 +157,12 @@ def test_bounded_queries_match_a_naive_scan(big):
     assert len(sample) == 200 and sample == sorted(sample, key=order.get) and sample[0] == "case-0000000"
     page, more = reading.page_case_ids(store, run, page=1, size=50)
     assert more and page == [f"case-{i:07d}" for i in range(50, 100)]
+
+
+def test_parquet_without_pyarrow_is_a_one_line_error(monkeypatch, tmp_path):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # what a missing package looks like to import
+    result = CliRunner().invoke(cli, ["runs", "export", "any", "--format", "parquet", "--db", str(tmp_path / "x.db")])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == ["Error: --format parquet needs pyarrow: pip install 'evalyard[parquet]'"]

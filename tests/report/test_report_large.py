@@ -115,3 +115,17 @@ def test_large_report_opens_in_chromium(large, browser, tmp_path):
     view = WebDriverWait(browser.driver, 10).until(EC.visibility_of_element_located(("id", "case-view")))
     assert worst in view.text
     browser.assert_quiet(path.as_uri())
+
+
+def test_a_live_large_run_reports_sql_statistics(tmp_path):
+    from evalyard.stats import summarize
+
+    store = Store(f"sqlite:///{tmp_path / 'live.db'}")
+    run_id = write_bulk_run(store, 400, status="running")
+    html = build_report(store, run_id, large_above=100)  # the bounded page, at a size a test builds quickly
+    expected = summarize(store.outcomes(run_id, "overlap"))
+    card = re.search(r'<article class="card" data-scorer="overlap">.*?</article>', html, re.S).group(0)
+    assert f'data-stat="count">{expected["count"]}<' in card and f'{expected["mean"]:.3f}' in card
+    assert 'data-stat="ci95"' not in card  # no interval while the run is live
+    assert 'id="large-run-note"' in html
+    store.close()
