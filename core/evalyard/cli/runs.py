@@ -56,25 +56,12 @@ def show(run_ref, as_json, db_url):
     still running or interrupted gets them from SQL aggregates over its results so far, without
     the bootstrap interval (it needs every value, and changes while the run goes on).
     """
-    from ..store.reading import live_summaries
+    from ..store.reading import run_statistics
 
     store = open_store(db_url)
     run = store.get_run(run_ref)
     suite = store.suite_of(run)
-    stored = (run.totals or {}).get("scorers") or {}
-    names = [s["name"] for s in run.scorers]
-    finished = run.status in ("completed", "failed")
-    missing = [name for name in names if not (finished and name in stored)]
-    live = live_summaries(store, run.id, missing) if missing else {}
-    scorer_stats = {}
-    for name in names:
-        if name in live:  # with the corpus-level metrics a run stored, if any
-            scorer_stats[name] = live[name]
-            for key in ("aggregate", "aggregate_error"):
-                if key in stored.get(name, {}):
-                    scorer_stats[name][key] = stored[name][key]
-        else:
-            scorer_stats[name] = dict(stored[name])
+    scorer_stats, live = run_statistics(store, run)
     data = {
         "run_id": run.id, "name": run.name, "status": run.status,
         "suite": {"name": suite.name, "version": suite.version, "cases": suite.case_count, "source": suite.source},

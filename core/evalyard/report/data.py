@@ -262,18 +262,6 @@ def _cases_of(store, run, case_ids: list[str]) -> list[Any]:
                  context=found[c]["context"], metadata=found[c]["metadata"]) for c in ordered]
 
 
-def _large_stats(store, run, names: list[str]) -> dict[str, dict[str, Any]]:
-    """A finished run's stored statistics; SQL aggregates for a live one (or a scorer it lacks)."""
-    from ..store.reading import live_summaries
-
-    stored = (run.totals or {}).get("scorers") or {}
-    finished = run.status in ("completed", "failed")
-    missing = [name for name in names if not (finished and name in stored)]
-    stats = {name: dict(stored[name]) for name in names if name not in missing}
-    stats.update(live_summaries(store, run.id, missing) if missing else {})
-    return stats
-
-
 def gather_large_run(store, run, *, case_ids: list[str] | None = None, extra_ids: list[str] = (),
                      histograms: bool = True) -> dict[str, Any]:
     """A run too large for a full table, in memory bounded whatever its size: statistics as
@@ -286,7 +274,7 @@ def gather_large_run(store, run, *, case_ids: list[str] | None = None, extra_ids
     suite = store.suite_of(run)
     specs = list(run.scorers or [])
     names = [s["name"] for s in specs]
-    stats = _large_stats(store, run, names)
+    stats, _ = reading.run_statistics(store, run)
     worst: dict[str, list[str]] = {}
     failing: dict[str, list[str]] = {}
     sample: list[str] = []

@@ -91,6 +91,29 @@ def live_summaries(store, run_id: str, names: Sequence[str]) -> dict[str, dict[s
     return out
 
 
+def run_statistics(store, run) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Per scorer of ``run``, its statistics, and the names of those computed live.
+
+    A finished run (completed or failed) has them stored in ``runs.totals``; a run still running
+    or interrupted (or a scorer its totals lack) gets ``live_summaries``, with the corpus-level
+    metrics the run stored, if any."""
+    stored = (run.totals or {}).get("scorers") or {}
+    names = [s["name"] for s in run.scorers or []]
+    finished = run.status in ("completed", "failed")
+    live_names = [name for name in names if not (finished and name in stored)]
+    live = live_summaries(store, run.id, live_names) if live_names else {}
+    stats = {}
+    for name in names:
+        if name in live:
+            stats[name] = live[name]
+            for key in ("aggregate", "aggregate_error"):
+                if key in stored.get(name, {}):
+                    stats[name][key] = stored[name][key]
+        else:
+            stats[name] = dict(stored[name])
+    return stats, live_names
+
+
 def _summary(count, errors, n, total, squares, low, high, judged, passed) -> dict[str, Any]:
     mean = total / n if n else None
     std = None
