@@ -2,6 +2,7 @@
 first page, each timed as the real command with its peak memory.
 
 Run: .venv/bin/python benchmarks/bench_outputs.py [--cases 1000000] [--db URL --run RUN] [--write]
+(with --db, the table in RESULTS.md names the database's run instead of a freshly built one)
 
 Without --db, a run of --cases cases x two cheap scorers (pass/fail and continuous, 1% errors)
 is inserted into a fresh SQLite file with SQLAlchemy Core executemany and its totals set as the

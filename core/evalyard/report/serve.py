@@ -96,13 +96,16 @@ def create_app(store, limit: int = 500):
         if scorer and scorer not in [s["name"] for s in run.scorers or []]:
             return bad_request(f"run {run.id} has no scorer {scorer!r}")
         ids, more = page_case_ids(store, run, page=number, size=size, scorer=scorer, failing=failing)
-        gathered = gather_large_run(store, run, case_ids=ids)
+        # no histograms: binning a million values takes about a second per scorer in SQLite, and
+        # this page is for reading results; the report (linked) draws them
+        gathered = gather_large_run(store, run, case_ids=ids, histograms=False)
 
         def link(n: int) -> str:
             query = {"page": n, "size": size, **({"scorer": scorer} if scorer else {}), **({"failing": 1} if failing else {})}
             return f"/runs/{run.id}?{urlencode(query)}"
 
         paging = {"page": number, "size": size, "scorer": scorer, "failing": failing, "more": more, "link": link,
+                  "report": f"/runs/{run.id}/report",
                   "first": number * size + 1 if ids else 0, "last": number * size + len(ids),
                   "filtered": bool(scorer or failing)}
         links = nav + [("compare…", "/#compare"), ("worst, failing and sampled cases", f"/runs/{run.id}/report")]
