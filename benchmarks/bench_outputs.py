@@ -46,23 +46,50 @@ def timed(args: list[str]) -> tuple[float, int]:
     return elapsed, rss // 1024
 
 
-def dashboard(db: str, run_id: str) -> tuple[float, int, int]:
-    """(seconds for the run's first page, the server's peak RSS in MiB, the page's bytes)."""
+def dashboard(db: str, run_id: str, paths: list[str]) -> list[tuple[float, int, int]]:
+    """Per path in turn: (seconds for the GET, the server's peak RSS in MiB so far, the page's bytes)."""
     server = subprocess.Popen([EVALYARD, "serve", "--db", db, "--port", "0"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:
         line = server.stdout.readline()
         port = int(re.search(r":(\d+)/", line).group(1))
-        started = time.perf_counter()
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/runs/{run_id}", timeout=600) as response:
-            body = response.read()
-        elapsed = time.perf_counter() - started
-        status = Path(f"/proc/{server.pid}/status").read_text()
-        rss = int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) // 1024
-        return elapsed, rss, len(body)
+        out = []
+        for path in paths:
+            started = time.perf_counter()
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=600) as response:
+                body = response.read()
+            elapsed = time.perf_counter() - started
+            status = Path(f"/proc/{server.pid}/status").read_text()
+            out.append((elapsed, int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) // 1024, len(body)))
+        return out
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def chromium_ready(page: Path) -> float | None:
+    """Seconds from opening the page in headless Chromium until its script is ready (None without it)."""
+    import os
+
+    if not (os.access("/usr/bin/chromium", os.X_OK) and os.access("/usr/bin/chromedriver", os.X_OK)):
+        return None
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
+                 "--disable-background-networking", f"--user-data-dir={tempfile.mkdtemp(prefix='bench-chromium-')}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        started = time.perf_counter()
+        driver.get(page.as_uri())
+        WebDriverWait(driver, 120).until(lambda d: d.execute_script("return document.body.hasAttribute('data-ready')"))
+        return time.perf_counter() - started
+    finally:
+        driver.quit()
 
 
 def main() -> None:
@@ -112,13 +139,22 @@ def main() -> None:
     seconds, rss = timed([EVALYARD, "report", run_id, "-o", str(page), "--db", db])
     rows.append(("evalyard report RUN -o FILE", seconds, rss, page.stat().st_size))
     print(rows[-1], flush=True)
-    seconds, rss, size = dashboard(db, run_id)
-    rows.append(("evalyard serve: GET /runs/RUN (first page)", seconds, rss, size))
-    print(rows[-1], flush=True)
+    ready = chromium_ready(page)
+    if ready is not None:
+        rows.append(("the report page in headless Chromium, open to ready", ready, None, None))
+        print(rows[-1], flush=True)
+    last_page = cases // 50 - 1
+    pages = {"evalyard serve: GET /runs/RUN (first page)": f"/runs/{run_id}",
+             f"evalyard serve: GET /runs/RUN?page={last_page} (the last)": f"/runs/{run_id}?page={last_page}",
+             "evalyard serve: GET /runs/RUN?page=1000&scorer=overlap&failing=1": f"/runs/{run_id}?page=1000&scorer=overlap&failing=1"}
+    for name, (seconds, rss, size) in zip(pages, dashboard(db, run_id, list(pages.values()))):
+        rows.append((name, seconds, rss, size))
+        print(rows[-1], flush=True)
 
     table = ["| command | time (s) | peak RSS (MiB) | output |", "|---|---:|---:|---:|"]
     for name, seconds, rss, size in rows:
-        table.append(f"| `{name}` | {seconds:.1f} | {rss} | {'' if size is None else f'{size / 2**20:,.1f} MiB'} |")
+        size_text = "" if size is None else f"{size / 2**20:,.2f} MiB"
+        table.append(f"| `{name}` | {seconds:.2f} | {'' if rss is None else rss} | {size_text} |")
     text = "\n".join(table)
     print(text)
     if args.write:
@@ -127,7 +163,10 @@ def main() -> None:
                 f"SQLite file; a run of {cases:,} cases x 2 cheap scorers ({results:,} results), built with "
                 f"`write_bulk_run`{f' in {build_s:.0f} s' if build_s else ''}. Each command is the real CLI in a "
                 f"subprocess (start-up included), timed once on the shared 2-core machine; peak RSS of that "
-                f"process (the dashboard: the server's VmHWM after the page).\n\n"
+                f"process (the dashboard: the server's VmHWM after each page, one server answering the pages in "
+                f"the order listed; Chromium: the report page's load until its script is ready). "
+                f"Before these commands streamed (issue 33's figures on a run of the same size): export --format "
+                f"jsonl 69 s and 3.9 GB, runs show 15 s, report 66 s and 2.8 GB for a 119 MB page.\n\n"
                 f"```\n.venv/bin/python benchmarks/bench_outputs.py --cases {cases} --write\n```\n\n{text}\n")
         print(f"wrote {write_section('Outputs at scale', body)}")
 
