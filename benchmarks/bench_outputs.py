@@ -25,7 +25,8 @@ import urllib.request
 from datetime import date
 from pathlib import Path
 
-from results_file import write_section  # benchmarks/ is on sys.path when run as a script
+from chromium import headless_chromium  # benchmarks/ is on sys.path when run as a script
+from results_file import write_section
 
 EVALYARD = str(Path(sys.executable).parent / "evalyard")
 #: Runs a command and prints its peak RSS (KiB, Linux) on the last line of stderr.
@@ -69,20 +70,11 @@ def dashboard(db: str, run_id: str, paths: list[str]) -> list[tuple[float, int, 
 
 def chromium_ready(page: Path) -> float | None:
     """Seconds from opening the page in headless Chromium until its script is ready (None without it)."""
-    import os
-
-    if not (os.access("/usr/bin/chromium", os.X_OK) and os.access("/usr/bin/chromedriver", os.X_OK)):
-        return None
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.support.ui import WebDriverWait
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
-                 "--disable-background-networking", f"--user-data-dir={tempfile.mkdtemp(prefix='bench-chromium-')}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = headless_chromium()
+    if driver is None:
+        return None
     try:
         started = time.perf_counter()
         driver.get(page.as_uri())
