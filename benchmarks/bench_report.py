@@ -22,7 +22,8 @@ import time
 from datetime import date
 from pathlib import Path
 
-from results_file import write_section  # benchmarks/ is on sys.path when run as a script
+from chromium import headless_chromium  # benchmarks/ is on sys.path when run as a script
+from results_file import write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,18 +39,9 @@ def best(repeats: int, fn):
 
 def browser_timings(path: Path) -> tuple[float, float] | None:
     """(page load to ready, one filter change) in seconds, or None without chromium."""
-    if not (os.access("/usr/bin/chromium", os.X_OK) and os.access("/usr/bin/chromedriver", os.X_OK)):
+    driver = headless_chromium()
+    if driver is None:
         return None
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--user-data-dir={tempfile.mkdtemp(prefix='bench-chromium-')}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     try:
         started = time.perf_counter()
         driver.get(path.as_uri())

@@ -106,6 +106,33 @@ def measure(cases: int, data_dir: Path, work: Path) -> dict:
     return row
 
 
+def ray_run(cases: int, data_dir: Path, work: Path) -> dict:
+    """The same run with ``--executor ray`` on a 2-node cluster (``bench_ray.py``'s, one CPU a node):
+    the driver's wall time and peak RSS, and every (case, scorer) counted once."""
+    import sqlite3
+
+    from bench_ray import Cluster
+
+    data = data_file(data_dir, cases)
+    cluster = Cluster(Path(tempfile.mkdtemp(prefix="evalyard-scale-ray-", dir=work)))
+    try:
+        cluster.start_node(head=True)
+        cluster.start_node(head=False)
+        os.environ.update({"RAY_TMPDIR": cluster.env["RAY_TMPDIR"], "RAY_AUTH_MODE": "token",
+                           "EVALYARD_RAY_ADDRESS": cluster.address})
+        db = work / f"ray_{cases}.db"
+        wall, rss = timed([str(BIN / "evalyard"), "run", str(data), "-s", "exact_match", "-s", "word_count_match",
+                           "--executor", "ray", "--name", f"scale-ray-{cases}", "--db", f"sqlite:///{db}"])
+        with sqlite3.connect(db) as con:
+            total, distinct = con.execute(
+                "select count(*), count(distinct case_id || '|' || scorer) from results").fetchone()
+        return {"cases": cases, "ray": (wall, rss), "results": total, "distinct": distinct}
+    finally:
+        for key in ("RAY_TMPDIR", "RAY_AUTH_MODE", "EVALYARD_RAY_ADDRESS"):
+            os.environ.pop(key, None)
+        cluster.stop()
+
+
 def table(rows: list[dict]) -> str:
     lines = ["| cases | floor | `evalyard run` | ratio | export jsonl | export csv | export parquet | "
              "`runs show` | `report` (page) |",
@@ -127,9 +154,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "evalyard-bench-scale")
+    parser.add_argument("--ray", type=int, metavar="CASES",
+                        help="only the `--executor ray` run of this many cases on a 2-node cluster")
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
     args = parser.parse_args()
     args.data_dir.mkdir(parents=True, exist_ok=True)
+    if args.ray:
+        with tempfile.TemporaryDirectory(prefix="evalyard-scale-") as work:
+            row = ray_run(args.ray, args.data_dir, Path(work))
+        line = (f"| {row['cases']:,} | {row['ray'][0]:.1f} s | {row['ray'][1]:.0f} MB | {row['results']:,} | "
+                f"{row['distinct']:,} |")
+        print(line)
+        if args.write:
+            section = (
+                "## Runs at scale on Ray: the driver's memory\n\n"
+                f"Measured {date.today().isoformat()}, {os.cpu_count()} CPUs: `evalyard run` of the workload above "
+                "with `--executor ray` on a 2-node cluster started with `ray start` (one CPU a node, "
+                "`bench_ray.py`'s cluster); wall time and peak RSS of the driver process (`/usr/bin/time`; the "
+                "actors are the cluster's processes), and the result rows counted in the database.\n\n"
+                f"Command: `.venv/bin/python benchmarks/bench_scale.py --ray {args.ray} --write`\n\n"
+                "| cases | driver wall | driver peak RSS | result rows | distinct (case, scorer) |\n"
+                "|---|---|---|---|---|\n" + line + "\n")
+            title = "Runs at scale on Ray: the driver's memory"
+            print(f"wrote {write_section(title, section)}")
+        return
     rows = []
     with tempfile.TemporaryDirectory(prefix="evalyard-scale-") as work:
         for cases in args.cases:

@@ -121,11 +121,31 @@ class Browser:
     def open(self, url: str) -> None:
         """Load a page and wait until its script has built the case table (large pages
         unpack their data asynchronously)."""
+        self.driver.get(url)
+        self.wait_ready()
+
+    def wait(self, condition, timeout: float = 30):
+        """Wait until ``condition(driver)`` is truthy (an explicit wait: no sleeping on a guess)."""
         from selenium.webdriver.support.ui import WebDriverWait
 
-        self.driver.get(url)
-        WebDriverWait(self.driver, 30).until(lambda d: d.execute_script(
-            "return !document.getElementById('evalyard-data') || document.body.hasAttribute('data-ready')"))
+        return WebDriverWait(self.driver, timeout).until(condition)
+
+    def wait_ready(self) -> None:
+        """Wait until the current page's script has built its case table (pages without data
+        are ready once loaded)."""
+        self.wait(lambda d: d.execute_script(
+            "return document.readyState === 'complete' && (!document.getElementById('evalyard-data')"
+            " || document.body.hasAttribute('data-ready'))"))
+
+    def click_through(self, css: str) -> None:
+        """Click what navigates to another page, then wait for the old page to be gone and the
+        new one to be ready: finding an element of the new page before that races the load."""
+        from selenium.webdriver.support import expected_conditions as EC
+
+        old = self.driver.find_element("css selector", "html")
+        self.driver.find_element("css selector", css).click()
+        self.wait(EC.staleness_of(old))
+        self.wait_ready()
 
     def reset(self) -> None:
         """Forget what earlier tests logged."""

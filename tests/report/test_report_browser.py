@@ -25,7 +25,9 @@ def _select(browser, element_id: str, value: str) -> None:
 
 
 def _rows(browser) -> list[str]:
-    return [tr.get_attribute("data-case") for tr in browser.driver.find_elements("css selector", "#case-body tr")]
+    # read in one script call: the table may be re-rendered between finding a row and reading it
+    return browser.driver.execute_script(
+        "return Array.from(document.querySelectorAll('#case-body tr'), tr => tr.getAttribute('data-case'))")
 
 
 def _text(browser, css: str) -> str:
@@ -95,14 +97,14 @@ def test_filters_failed_errors_label_and_search(runs, store, browser, tmp_path):
     _select(browser, "f-label", "")
     search = browser.driver.find_element("id", "f-search")
     search.send_keys("capital")
-    time.sleep(0.4)  # the search box waits for typing to pause
-    assert set(_rows(browser)) == {"capital-fr", "capital-au"}
+    # the search box filters once typing pauses: wait for the table to show it
+    browser.wait(lambda d: set(_rows(browser)) == {"capital-fr", "capital-au"})
     search.send_keys(Keys.CONTROL, "a")
     search.send_keys(Keys.BACKSPACE)
-    time.sleep(0.4)
+    browser.wait(lambda d: len(_rows(browser)) == 20)
     # sorting by a scorer: ascending values, unscored cases last
     browser.driver.find_element("css selector", "#case-head th[data-key=readability]").click()
-    time.sleep(0.4)
+    browser.wait(lambda d: d.find_elements("css selector", "#case-head th.sorted-asc[data-key=readability]"))
     _select(browser, "f-size", "100")
     values = [float(td.text) for td in browser.driver.find_elements("css selector", "#case-body tr td:nth-child(4)")]
     assert values == sorted(values) and len(values) == 20
@@ -162,6 +164,8 @@ def test_compare_view(runs, store, browser, tmp_path):
 
 
 def test_large_report_filters_without_freezing(browser, tmp_path):
+    from selenium.webdriver.support import expected_conditions as EC
+
     from evalyard.report import build_report
     from evalyard.report.synthetic import write_synthetic_run
     from evalyard.store import Store
@@ -184,8 +188,9 @@ def test_large_report_filters_without_freezing(browser, tmp_path):
     assert "of 10000" in _text(browser, "#p-info") or "from 10000" in _text(browser, "#p-info")
     assert len(_rows(browser)) == 50  # one page in the DOM, not ten thousand rows
     # the case view reads each family's details: reasoning, checklist answers, claims and verdicts
-    browser.driver.execute_script("location.hash = '#case=case-00003'")
-    judge = browser.driver.find_element("css selector", "#case-view .score-block[data-scorer=judge_helpfulness]")
+    browser.driver.execute_script("location.hash = '#case=case-00003'")  # hashchange is dispatched later
+    judge = browser.wait(EC.visibility_of_element_located(
+        ("css selector", "#case-view .score-block[data-scorer=judge_helpfulness]")))
     assert "reasoning" in judge.text.lower()
     assert [th.text for th in judge.find_elements("css selector", "table.items th")] == ["#", "question", "answer", "confidence"]
     claims = browser.driver.find_element("css selector", "#case-view .score-block[data-scorer=faithfulness] table.items")
@@ -194,9 +199,8 @@ def test_large_report_filters_without_freezing(browser, tmp_path):
     browser.driver.find_element("id", "cv-close").click()
     browser.driver.execute_script("document.getElementById('f-search').value='case-0999';"
                                   "document.getElementById('f-search').dispatchEvent(new Event('input'));")
-    time.sleep(0.4)
     _select(browser, "f-status", "all")
-    assert set(_rows(browser)) == {f"case-0999{d}" for d in range(10)}
+    browser.wait(lambda d: set(_rows(browser)) == {f"case-0999{d}" for d in range(10)})
     browser.assert_quiet(path.as_uri())
 
 
@@ -234,6 +238,8 @@ def dashboard(runs, tmp_path):
 
 
 def test_dashboard_lists_runs_shows_a_run_and_compares_two(runs, store, browser, dashboard):
+    from selenium.webdriver.support import expected_conditions as EC
+
     host, port = dashboard
     assert host == "127.0.0.1" and _listening_addresses(port) == {"127.0.0.1"}
     origin = f"http://127.0.0.1:{port}/"
@@ -241,18 +247,18 @@ def test_dashboard_lists_runs_shows_a_run_and_compares_two(runs, store, browser,
     listed = {tr.get_attribute("data-run") for tr in browser.driver.find_elements("css selector", "#runs-table tbody tr")}
     assert listed == {runs.new, runs.base, runs.coding}
     browser.screenshot("dashboard-runs")
-    browser.driver.find_element("css selector", f"#runs-table tr[data-run='{runs.new}'] a").click()
+    browser.click_through(f"#runs-table tr[data-run='{runs.new}'] a")
     stats = store.get_run(runs.new).totals["scorers"]["readability"]
     assert _text(browser, "article.card[data-scorer=readability] [data-stat=mean]") == f"{stats['mean']:.3f}"
     _select(browser, "f-status", "failed")
     assert set(_rows(browser)) == _failing_cases(store, runs.new)[0]
     browser.driver.find_element("css selector", "#case-body tr").click()
-    assert browser.driver.find_element("id", "case-view").is_displayed()
+    browser.wait(EC.visibility_of_element_located(("id", "case-view")))
     browser.screenshot("dashboard-run")
     browser.open(origin)
     _select(browser, "compare-base", runs.base)
     _select(browser, "compare-new", runs.new)
-    browser.driver.find_element("id", "compare-go").click()
+    browser.click_through("#compare-go")
     assert "exact_match" in _text(browser, "#fingerprint-warning")
     assert browser.driver.find_elements("css selector", "#compare-table tr[data-scorer=word_count_match]")
     browser.screenshot("dashboard-compare")

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 
 import click
 
 from .options import db_option, echo_json, fmt, json_option, open_store, stats_table, table
-
-EXPORT_FIELDS = ("case_id", "scorer", "value", "label", "passed", "details", "error")
 
 
 @click.group()
@@ -53,19 +50,18 @@ def list_runs(suite, limit, as_json, db_url):
 @json_option
 @db_option
 def show(run_ref, as_json, db_url):
-    """Show a run's metadata and per-scorer statistics (RUN: id, id prefix, run name or suite name)."""
-    from ..stats import summarize
+    """Show a run's metadata and per-scorer statistics (RUN: id, id prefix, run name or suite name).
+
+    A finished run (completed or failed) shows the statistics it stored when it ended; a run
+    still running or interrupted gets them from SQL aggregates over its results so far, without
+    the bootstrap interval (it needs every value, and changes while the run goes on).
+    """
+    from ..store.reading import run_statistics
 
     store = open_store(db_url)
     run = store.get_run(run_ref)
     suite = store.suite_of(run)
-    stored = (run.totals or {}).get("scorers") or {}
-    scorer_stats = {}
-    for s in run.scorers:  # live statistics (a running run too), with the stored corpus-level metrics
-        scorer_stats[s["name"]] = summarize(store.outcomes(run.id, s["name"]))
-        for key in ("aggregate", "aggregate_error"):
-            if key in stored.get(s["name"], {}):
-                scorer_stats[s["name"]][key] = stored[s["name"]][key]
+    scorer_stats, live = run_statistics(store, run)
     data = {
         "run_id": run.id, "name": run.name, "status": run.status,
         "suite": {"name": suite.name, "version": suite.version, "cases": suite.case_count, "source": suite.source},
@@ -94,6 +90,9 @@ def show(run_ref, as_json, db_url):
         click.echo(f"generator {run.generator['name']} config={json.dumps(run.generator.get('config'))}")
     click.echo(f"results {data['results']} of {suite.case_count * len(run.scorers)}")
     click.echo(stats_table(scorer_stats))
+    if live:
+        click.echo(f"live statistics of a {run.status} run ({', '.join(live)}): "
+                   "the 95% interval is computed when the run completes")
     from .run import aggregate_lines
 
     for line in aggregate_lines(scorer_stats) + agreement_lines(agreement):
@@ -102,29 +101,34 @@ def show(run_ref, as_json, db_url):
 
 @runs.command("export")
 @click.argument("run_ref", metavar="RUN")
-@click.option("--format", "fmt_name", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
+@click.option("--format", "fmt_name", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl",
+              show_default=True, help="parquet needs pyarrow: pip install 'evalyard[parquet]'.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="File to write (default: stdout).")
 @db_option
 def export(run_ref, fmt_name, output, db_url):
-    """Export one line per result: case_id, scorer, value, label, passed, details, error."""
+    """Export one line per result: case_id, scorer, value, label, passed, details, error.
+
+    Results come in the suite's case order, then the run's scorer order, streamed from the
+    database: memory stays the same whatever the size of the run.
+    """
+    from ..exporting import ParquetMissing, parquet_schema, write_csv, write_jsonl, write_parquet
+    from ..store.reading import export_rows
+    from .options import CLIError
+
+    if fmt_name == "parquet":
+        try:
+            parquet_schema()
+        except ParquetMissing as exc:
+            raise CLIError(str(exc)) from None
     store = open_store(db_url)
     run = store.get_run(run_ref)
-    order = store.case_order(run)
-    scorer_order = {s["name"]: i for i, s in enumerate(run.scorers)}
-    rows = sorted(store.results(run.id), key=lambda r: (order.get(r.case_id, 0), scorer_order.get(r.scorer, 0)))
+    rows = export_rows(store, run)
+    if fmt_name == "parquet":
+        write_parquet(rows, output or sys.stdout.buffer)
+        return
     handle = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
     try:
-        if fmt_name == "jsonl":
-            for r in rows:
-                record = {f: getattr(r, f) for f in EXPORT_FIELDS}
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        else:
-            writer = csv.writer(handle)
-            writer.writerow(EXPORT_FIELDS)
-            for r in rows:
-                writer.writerow([r.case_id, r.scorer, "" if r.value is None else repr(r.value), r.label or "",
-                                 "" if r.passed is None else str(r.passed).lower(),
-                                 json.dumps(r.details, ensure_ascii=False), r.error or ""])
+        (write_jsonl if fmt_name == "jsonl" else write_csv)(rows, handle)
     finally:
         if output:
             handle.close()

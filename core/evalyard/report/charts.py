@@ -13,21 +13,33 @@ def _fmt(value: float) -> str:
     return f"{value:.3g}"
 
 
-def histogram_svg(values: list[float], threshold: float | None = None, bins: int = BINS) -> str:
-    """A histogram of scored values, with the threshold drawn as a dashed line."""
-    low, high = min(values), max(values)
+def histogram_range(low: float, high: float, threshold: float | None = None) -> tuple[float, float]:
+    """The span a histogram covers: the values' range, widened to show the threshold."""
     if threshold is not None:
         low, high = min(low, threshold), max(high, threshold)
     if high == low:
         high = low + 1.0
+    return low, high
+
+
+def histogram_svg(values: list[float], threshold: float | None = None, bins: int = BINS) -> str:
+    """A histogram of scored values, with the threshold drawn as a dashed line."""
+    low, high = histogram_range(min(values), max(values), threshold)
     counts = [0] * bins
     for v in values:
         counts[min(bins - 1, int((v - low) / (high - low) * bins))] += 1
+    return histogram_counts_svg(counts, low, high, threshold)
+
+
+def histogram_counts_svg(counts: list[int], low: float, high: float, threshold: float | None = None) -> str:
+    """A histogram drawn from counts already binned over [low, high] (a large run's come from SQL)."""
+    bins = len(counts)
+    values = sum(counts)
     top = max(counts) or 1
     plot_w, plot_h = WIDTH - PAD_LEFT - 4, HEIGHT - PAD_BOTTOM - PAD_TOP
     bar_w = plot_w / bins
     parts = [f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
-             f'role="img" aria-label="histogram of {len(values)} values">']
+             f'role="img" aria-label="histogram of {values} values">']
     for i, count in enumerate(counts):
         h = plot_h * count / top
         x = PAD_LEFT + i * bar_w

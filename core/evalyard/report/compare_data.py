@@ -38,28 +38,49 @@ def stored_pairwise(store, base, new) -> dict[str, Any] | None:
     return None
 
 
-def gather_compare(store, base_ref: str, new_run, new_table: dict[str, Any]) -> dict[str, Any]:
-    """Deltas of ``new_run`` against the run ``base_ref`` names, and the base's per-case values
-    aligned with the new run's case order (for the case view)."""
+def large_compare(store, base, new_run) -> dict[str, Any]:
+    """``compare_runs``' shape from SQL aggregates (``store.reading.paired_summary``): for runs
+    too large to pair case by case in memory; its interval is a normal approximation."""
+    from ..store.reading import paired_summary
+
+    base_names = {s["name"] for s in base.scorers or []}
+    new_names = [s["name"] for s in new_run.scorers or []]
+    scorers = {spec["name"]: paired_summary(store, base.id, new_run.id, spec["name"], top=TOP_REGRESSED,
+                                            higher_is_better=spec.get("higher_is_better", True))
+               for spec in new_run.scorers or [] if spec["name"] in base_names}
+    return {"scorers": scorers, "only_in_base": sorted(base_names - set(new_names)),
+            "only_in_new": sorted(set(new_names) - base_names)}
+
+
+def regressed_case_ids(result: dict[str, Any]) -> list[str]:
+    return [w["case_id"] for s in result["scorers"].values() for w in s["worst_cases"]]
+
+
+def gather_compare(store, base_ref: str, new_run, new_table: dict[str, Any],
+                   result: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Deltas of ``new_run`` against the run ``base_ref`` names (``result`` when already
+    computed), and the base's values for the cases of the new run's table, aligned with it
+    (for the case view): looked up for those cases only, so a large run costs a bounded page."""
     from ..comparison import compare_runs
+    from ..store.reading import cases_by_id, values_of_cases
 
     base = store.get_run(base_ref)
-    result = compare_runs(store, base.id, new_run.id, top=TOP_REGRESSED)
+    if result is None:
+        result = compare_runs(store, base.id, new_run.id, top=TOP_REGRESSED)
     ids = new_table["cases"]["id"]
     index = {case_id: i for i, case_id in enumerate(ids)}
-    base_candidates_by_id = {c.id: c.candidate for c in store.run_cases(base)}
+    wanted = list(dict.fromkeys([*ids, *regressed_case_ids(result)]))
+    base_cases = cases_by_id(store, base, wanted)
     base_values: dict[str, list[Any]] = {}
     base_errors: dict[str, dict[int, str]] = {}
     for name in result["scorers"]:
         values: list[Any] = [None] * len(ids)
         errors: dict[int, str] = {}
-        for row in store.results(base.id, name):
-            i = index.get(row.case_id)
-            if i is None:
-                continue
-            values[i] = _compact(row.value)
-            if row.error is not None:
-                errors[i] = row.error
+        for case_id, (value, error) in values_of_cases(store, base.id, name, ids).items():
+            i = index[case_id]
+            values[i] = _compact(value)
+            if error is not None:
+                errors[i] = error
         base_values[name], base_errors[name] = values, errors
 
     new_candidates = new_table["cases"]["candidate"]
@@ -68,7 +89,7 @@ def gather_compare(store, base_ref: str, new_run, new_table: dict[str, Any]) -> 
         worst = []
         for w in s["worst_cases"]:
             i = index.get(w["case_id"])
-            worst.append({**w, "index": i, "base_candidate": base_candidates_by_id.get(w["case_id"]),
+            worst.append({**w, "index": i, "base_candidate": (base_cases.get(w["case_id"]) or {}).get("candidate"),
                           "new_candidate": new_candidates[i] if i is not None else None})
         scorers.append({"name": name, **s, "worst_cases": worst})
     return {
@@ -81,7 +102,7 @@ def gather_compare(store, base_ref: str, new_run, new_table: dict[str, Any]) -> 
         "only_in_base": result["only_in_base"],
         "only_in_new": result["only_in_new"],
         "table": {
-            "candidate": [base_candidates_by_id.get(case_id) for case_id in ids],
+            "candidate": [(base_cases.get(case_id) or {}).get("candidate") for case_id in ids],
             "v": base_values,
             "e": base_errors,
         },

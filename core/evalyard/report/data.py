@@ -161,21 +161,17 @@ def _result_rows(store, run_id: str):
         yield from connection.execute(query.execution_options(yield_per=2000))
 
 
-def gather_run(store, run) -> dict[str, Any]:
-    """Everything the report shows about one run (see the module docstring for the layout)."""
-    suite = store.suite_of(run)
-    cases = store.run_cases(run)
-    index = {c.id: i for i, c in enumerate(cases)}
-    specs = list(run.scorers or [])
-    names = [s["name"] for s in specs]
-    n = len(cases)
+def _columns(case_ids: list[str], names: list[str], rows) -> tuple[dict[str, dict[str, Any]], dict[str, list[Any]], list[dict[str, Any]]]:
+    """Results laid out column-wise along ``case_ids`` (see the module docstring), the raw rows
+    per scorer, and the results' usage records."""
+    index = {case_id: i for i, case_id in enumerate(case_ids)}
+    n = len(case_ids)
     columns: dict[str, dict[str, Any]] = {
-        name: {"v": [None] * n, "l": [None] * n, "p": [None] * n, "e": {}, "d": {}} for name in names
+        name: {"v": [None] * n, "l": [None] * n, "p": [None] * n, "e": {}, "d": {}, "labels": []} for name in names
     }
-    label_lists: dict[str, list[str]] = {name: [] for name in names}
     raw_rows: dict[str, list[Any]] = {name: [] for name in names}
     usages: list[dict[str, Any]] = []
-    for row in _result_rows(store, run.id):
+    for row in rows:
         column = columns.get(row.scorer)
         i = index.get(row.case_id)
         if column is None or i is None:
@@ -183,7 +179,7 @@ def gather_run(store, run) -> dict[str, Any]:
         raw_rows[row.scorer].append(row)
         column["v"][i] = _compact(row.value)
         if row.label is not None:
-            known = label_lists[row.scorer]
+            known = column["labels"]
             if row.label not in known:
                 known.append(row.label)
             column["l"][i] = known.index(row.label)
@@ -194,23 +190,15 @@ def gather_run(store, run) -> dict[str, Any]:
             column["d"][i] = row.details
         if row.usage:
             usages.append(row.usage)
+    for column in columns.values():
+        if not column["labels"]:
+            column["l"] = None  # an all-null column costs bytes on every case of a large run
+    return columns, raw_rows, usages
 
-    from ..calibration import agreements
 
-    stored_stats = (run.totals or {}).get("scorers") or {}
-    agreement = agreements(store, specs)
-    scorers = []
-    for spec in specs:
-        name = spec["name"]
-        stats = stored_stats.get(name) or _summarize_missing(raw_rows[name])  # an interrupted run has no totals
-        labels = [label_lists[name][k] if k is not None else None for k in columns[name]["l"]]
-        scorers.append({**_scorer_summary(spec, stats, columns[name]["v"], labels), "agreement": agreement.get(name),
-                        "calibrated_threshold": bool(spec.get("calibration"))})
-        columns[name]["labels"] = label_lists[name]
-        if not label_lists[name]:
-            columns[name]["l"] = None  # an all-null column costs bytes on every case of a large run
-
-    table = {
+def _table(scorers: list[dict[str, Any]], cases: list[Any], columns: dict[str, Any]) -> dict[str, Any]:
+    """The page's JSON payload: scorers, case fields as columns, results as columns."""
+    return {
         "scorers": [{"name": s["name"], "threshold": s["threshold"], "higher_is_better": s["higher_is_better"]}
                     for s in scorers],
         "cases": {
@@ -223,4 +211,114 @@ def gather_run(store, run) -> dict[str, Any]:
         },
         "results": columns,
     }
-    return {"header": _header(run, suite, _usage(run, usages), n), "scorers": scorers, "table": table}
+
+
+def gather_run(store, run) -> dict[str, Any]:
+    """Everything the report shows about one run (see the module docstring for the layout)."""
+    suite = store.suite_of(run)
+    cases = store.run_cases(run)
+    specs = list(run.scorers or [])
+    names = [s["name"] for s in specs]
+    columns, raw_rows, usages = _columns([c.id for c in cases], names, _result_rows(store, run.id))
+
+    from ..calibration import agreements
+
+    stored_stats = (run.totals or {}).get("scorers") or {}
+    agreement = agreements(store, specs)
+    scorers = []
+    for spec in specs:
+        name = spec["name"]
+        stats = stored_stats.get(name) or _summarize_missing(raw_rows[name])  # an interrupted run has no totals
+        column = columns[name]
+        labels = [column["labels"][k] if k is not None else None for k in column["l"] or [None] * len(cases)]
+        scorers.append({**_scorer_summary(spec, stats, column["v"], labels), "agreement": agreement.get(name),
+                        "calibrated_threshold": bool(spec.get("calibration"))})
+    return {"header": _header(run, suite, _usage(run, usages), len(cases)), "scorers": scorers,
+            "table": _table(scorers, cases, columns)}
+
+
+# -- large runs -------------------------------------------------------------------------------------
+
+#: Runs of up to this many cases get every case in the page's table (10,000 cases x 5 scorers
+#: is about 4 MB packed and filters in the browser within a second: benchmarks/RESULTS.md,
+#: "Report"); larger runs get the bounded page of ``gather_large_run``.
+FULL_TABLE_MAX_CASES = 10_000
+#: The bounded page: this many worst and failing cases per scorer, and a sample of the suite.
+TOP_CASES = 50
+SAMPLE_CASES = 200
+
+
+def is_large(store, run, limit: int | None = None) -> bool:
+    return store.suite_of(run).case_count > (FULL_TABLE_MAX_CASES if limit is None else limit)
+
+
+def _cases_of(store, run, case_ids: list[str]) -> list[Any]:
+    from ..scoring import Case
+    from ..store.reading import cases_by_id
+
+    found = cases_by_id(store, run, case_ids)
+    ordered = sorted((c for c in case_ids if c in found), key=lambda c: found[c]["position"])
+    return [Case(id=c, input=found[c]["input"], candidate=found[c]["candidate"], reference=found[c]["reference"],
+                 context=found[c]["context"], metadata=found[c]["metadata"]) for c in ordered]
+
+
+def gather_large_run(store, run, *, case_ids: list[str] | None = None, extra_ids: list[str] = (),
+                     histograms: bool = True) -> dict[str, Any]:
+    """A run too large for a full table, in memory bounded whatever its size: statistics as
+    stored (or from SQL aggregates), histograms binned in SQL, and the table of a bounded set
+    of cases -- ``case_ids`` when given (a dashboard page), else the ``TOP_CASES`` worst and
+    failing cases per scorer and ``SAMPLE_CASES`` cases at even steps through the suite."""
+    from ..calibration import agreements
+    from ..store import reading
+
+    suite = store.suite_of(run)
+    specs = list(run.scorers or [])
+    names = [s["name"] for s in specs]
+    stats, _ = reading.run_statistics(store, run)
+    worst: dict[str, list[str]] = {}
+    failing: dict[str, list[str]] = {}
+    sample: list[str] = []
+    if case_ids is None:
+        for spec in specs:
+            worst[spec["name"]] = reading.worst_case_ids(store, run.id, spec["name"], limit=TOP_CASES,
+                                                         higher_is_better=spec.get("higher_is_better", True))
+            failing[spec["name"]] = reading.failing_case_ids(store, run, spec["name"], limit=TOP_CASES)
+        sample = reading.sample_case_ids(store, run, suite.case_count, size=SAMPLE_CASES)
+        chosen = list(dict.fromkeys([*extra_ids, *sample, *(c for ids in worst.values() for c in ids),
+                                     *(c for ids in failing.values() for c in ids)]))
+    else:
+        chosen = list(dict.fromkeys([*case_ids, *extra_ids]))
+    cases = _cases_of(store, run, chosen) if case_ids is None else _cases_in_order(store, run, chosen)
+    columns, _, _ = _columns([c.id for c in cases], names, reading.results_of_cases(store, run.id, [c.id for c in cases]))
+    agreement = agreements(store, specs)
+    scorers = []
+    for spec in specs:
+        name, st = spec["name"], stats[spec["name"]]
+        summary = _scorer_summary(spec, st, [], [])
+        if histograms and st.get("min") is not None:
+            low, high = charts.histogram_range(st["min"], st["max"], spec.get("threshold"))
+            counts = reading.histogram(store, run.id, name, low, high, charts.BINS)
+            summary["histogram_svg"] = charts.histogram_counts_svg(counts, low, high, spec.get("threshold"))
+        scorers.append({**summary, "agreement": agreement.get(name), "calibrated_threshold": bool(spec.get("calibration"))})
+    position = {c.id: i for i, c in enumerate(cases)}
+
+    def listed(ids_by_scorer: dict[str, list[str]]) -> list[dict[str, Any]]:
+        out = []
+        for name, ids in ids_by_scorer.items():
+            column = columns[name]
+            out.append({"scorer": name, "cases": [
+                {"case_id": c, "value": column["v"][position[c]], "error": column["e"].get(position[c]),
+                 "candidate": cases[position[c]].candidate}
+                for c in ids if c in position]})
+        return out
+
+    large = {"cases": suite.case_count, "shown": len(cases), "top": TOP_CASES, "sample": len(sample),
+             "worst": listed(worst), "failing": listed(failing), "paged": case_ids is not None}
+    return {"header": _header(run, suite, _usage(run, []), suite.case_count), "scorers": scorers,
+            "table": _table(scorers, cases, columns), "large": large}
+
+
+def _cases_in_order(store, run, case_ids: list[str]) -> list[Any]:
+    """The given cases in the order given (a dashboard page keeps its own order)."""
+    by_id = {c.id: c for c in _cases_of(store, run, case_ids)}
+    return [by_id[c] for c in case_ids if c in by_id]

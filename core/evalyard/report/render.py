@@ -124,7 +124,7 @@ def data_element(data: Any, compress_above: int = COMPRESS_ABOVE) -> str:
 
 
 def render_report(gathered: dict[str, Any], compare: dict[str, Any] | None = None,
-                  nav: list[tuple[str, str]] | None = None) -> str:
+                  nav: list[tuple[str, str]] | None = None, paging: dict[str, Any] | None = None) -> str:
     from markupsafe import Markup
 
     table = dict(gathered["table"])
@@ -132,4 +132,5 @@ def render_report(gathered: dict[str, Any], compare: dict[str, Any] | None = Non
         table["base"] = compare["table"]
     compare_view = {k: v for k, v in compare.items() if k != "table"} if compare else None
     return render_page("report.html.j2", nav=nav, h=gathered["header"], scorers=gathered["scorers"],
-                       compare=compare_view, data_element=Markup(data_element(table)))
+                       compare=compare_view, data_element=Markup(data_element(table)),
+                       large=gathered.get("large"), paging=paging)

@@ -9,8 +9,12 @@ dashboard needs. Every route is a GET; nothing writes to the database.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 DEFAULT_HOST = "127.0.0.1"
+#: Cases per page of a large run in the dashboard (``?size=`` chooses up to MAX_PAGE_SIZE).
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
 
 
 class FlaskMissing(RuntimeError):
@@ -37,8 +41,10 @@ def create_app(store, limit: int = 500):
     """The dashboard's WSGI app over an open ``Store``."""
     flask = _flask()
     from ..errors import UnknownNameError
+    from ..store.reading import page_case_ids
     from . import build_report
-    from .render import render_page
+    from .data import gather_large_run, is_large
+    from .render import render_page, render_report
 
     app = flask.Flask("evalyard.dashboard")
     nav = [("runs", "/")]
@@ -60,9 +66,53 @@ def create_app(store, limit: int = 500):
     @app.get("/runs/<run_ref>")
     def run_view(run_ref: str):
         try:
+            run = store.get_run(run_ref)
+            if is_large(store, run):
+                return paged_run(run)
+            return page(build_report(store, run.id, nav=nav + [("compare…", "/#compare")]))
+        except UnknownNameError as exc:
+            return not_found(str(exc))
+
+    @app.get("/runs/<run_ref>/report")
+    def run_report(run_ref: str):
+        """The bounded report of a large run (worst, failing and sampled cases), as ``evalyard report``."""
+        try:
             return page(build_report(store, run_ref, nav=nav + [("compare…", "/#compare")]))
         except UnknownNameError as exc:
             return not_found(str(exc))
+
+    def paged_run(run):
+        """A large run one page of cases at a time, paged in the database (``reading.page_case_ids``)."""
+        args = flask.request.args
+        try:
+            number = int(args.get("page", "0"))
+            size = int(args.get("size", str(PAGE_SIZE)))
+        except ValueError:
+            return bad_request("page and size are whole numbers")
+        scorer = args.get("scorer") or None
+        failing = args.get("failing") in ("1", "true", "on")
+        if number < 0 or not 1 <= size <= MAX_PAGE_SIZE:
+            return bad_request(f"page is 0 or more, size from 1 to {MAX_PAGE_SIZE}")
+        if scorer and scorer not in [s["name"] for s in run.scorers or []]:
+            return bad_request(f"run {run.id} has no scorer {scorer!r}")
+        ids, more = page_case_ids(store, run, page=number, size=size, scorer=scorer, failing=failing)
+        # no histograms: binning a million values takes about a second per scorer in SQLite, and
+        # this page is for reading results; the report (linked) draws them
+        gathered = gather_large_run(store, run, case_ids=ids, histograms=False)
+
+        def link(n: int) -> str:
+            query = {"page": n, "size": size, **({"scorer": scorer} if scorer else {}), **({"failing": 1} if failing else {})}
+            return f"/runs/{run.id}?{urlencode(query)}"
+
+        paging = {"page": number, "size": size, "scorer": scorer, "failing": failing, "more": more, "link": link,
+                  "report": f"/runs/{run.id}/report",
+                  "first": number * size + 1 if ids else 0, "last": number * size + len(ids),
+                  "filtered": bool(scorer or failing)}
+        links = nav + [("compare…", "/#compare"), ("worst, failing and sampled cases", f"/runs/{run.id}/report")]
+        return page(render_report(gathered, None, nav=links, paging=paging))
+
+    def bad_request(message: str):
+        return page(render_page("message.html.j2", nav=nav, title="Bad request", message=message), 400)
 
     @app.get("/compare")
     def compare_view():
