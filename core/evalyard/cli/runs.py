@@ -91,8 +91,7 @@ def show(run_ref, as_json, db_url):
     click.echo(f"results {data['results']} of {suite.case_count * len(run.scorers)}")
     click.echo(stats_table(scorer_stats))
     if live:
-        click.echo(f"live statistics of a {run.status} run ({', '.join(live)}): "
-                   "the 95% interval is computed when the run completes")
+        click.echo(f"live statistics of a {run.status} run ({', '.join(live)}): the results stored so far")
     from .run import aggregate_lines
 
     for line in aggregate_lines(scorer_stats) + agreement_lines(agreement):

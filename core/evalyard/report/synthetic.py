@@ -122,7 +122,6 @@ def write_bulk_run(store, cases: int, *, seed: int = 11, name: str = "bulk", chu
     """A run of ``cases`` cases x two cheap scorers inserted with SQLAlchemy Core executemany
     (a million cases in about a minute), its totals set as the runner sets them (statistics
     from SQL aggregates, the interval a normal approximation). Returns the run id."""
-    import math
     import uuid
     from datetime import datetime, timezone
 
@@ -156,10 +155,6 @@ def write_bulk_run(store, cases: int, *, seed: int = 11, name: str = "bulk", chu
     if status != "running":
         summaries = live_summaries(store, run_id, [s["name"] for s in BULK_SCORERS])
         for summary in summaries.values():
-            n, mean, std = summary["scored"], summary["mean"], summary["std"]
-            if n > 1 and std is not None:
-                half = 1.959964 * std / math.sqrt(n)
-                summary["ci95"] = [mean - half, mean + half]
             summary["aggregate"] = {}
         store.set_status(run_id, status, {"duration_s": 1.0, "scorers": summaries})
     return run_id

@@ -60,35 +60,9 @@ def _ok():
 
 
 def live_summaries(store, run_id: str, names: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Per scorer, the keys of ``stats.summarize`` from SQL aggregates (two scans of the results).
-
-    The standard deviation comes from the sums of values and of their squares; ``ci95`` is
-    None: a bootstrap needs every value, and a live run's interval would change as it runs.
-    """
-    scored = and_(_ok(), ResultRow.value.is_not(None))
-    value = case((scored, ResultRow.value), else_=None)
-    judged = and_(_ok(), ResultRow.passed.is_not(None))
-    query = (
-        select(ResultRow.scorer, func.count(), func.sum(case((_ok(), 0), else_=1)), func.count(value),
-               func.sum(value), func.sum(value * value), func.min(value), func.max(value),
-               func.sum(case((judged, 1), else_=0)),
-               func.sum(case((and_(judged, ResultRow.passed.is_(True)), 1), else_=0)))
-        .where(ResultRow.run_id == run_id).group_by(ResultRow.scorer)
-    )
-    labels_query = (
-        select(ResultRow.scorer, ResultRow.label, func.count())
-        .where(ResultRow.run_id == run_id, _ok(), ResultRow.label.is_not(None))
-        .group_by(ResultRow.scorer, ResultRow.label)
-    )
-    out = {name: _summary(0, 0, 0, None, None, None, None, 0, 0) for name in names}
-    with store.engine.connect() as connection:
-        for scorer, count, errors, n, total, squares, low, high, judged_n, passed in connection.execute(query):
-            if scorer in out:
-                out[scorer] = _summary(count, errors or 0, n, total, squares, low, high, judged_n or 0, passed or 0)
-        for scorer, label, count in connection.execute(labels_query.order_by(ResultRow.scorer, ResultRow.label)):
-            if scorer in out:
-                out[scorer]["labels"][label] = count
-    return out
+    """Per scorer, its statistics from the results stored so far: the run's own summary
+    (``Store.summary``: the bootstrap up to its limit, SQL aggregates past it)."""
+    return {name: store.summary(run_id, name) for name in names}
 
 
 def run_statistics(store, run) -> tuple[dict[str, dict[str, Any]], list[str]]:
@@ -112,17 +86,6 @@ def run_statistics(store, run) -> tuple[dict[str, dict[str, Any]], list[str]]:
         else:
             stats[name] = dict(stored[name])
     return stats, live_names
-
-
-def _summary(count, errors, n, total, squares, low, high, judged, passed) -> dict[str, Any]:
-    mean = total / n if n else None
-    std = None
-    if n > 1:
-        # sum((v - mean)^2) = sum(v^2) - n * mean^2; rounding can push it a hair below zero
-        std = math.sqrt(max(0.0, (squares - n * mean * mean) / (n - 1)))
-    return {"count": count, "scored": n, "errors": errors, "mean": mean, "std": std, "ci95": None,
-            "min": low, "max": high, "pass_rate": passed / judged if judged else None, "passed": passed,
-            "labels": {}}
 
 
 def histogram(store, run_id: str, scorer: str, low: float, high: float, bins: int) -> list[int]:
@@ -184,9 +147,8 @@ def page_case_ids(store, run, *, page: int, size: int, scorer: str | None = None
                   failing: bool = False) -> tuple[list[str], bool]:
     """One page of a run's cases for the dashboard: (case ids, whether another page follows).
 
-    Without a filter, the suite's cases in the order they were stored (``Store.ensure_suite``
-    writes them in position order, so their ids follow the suite) through the (suite_id, id)
-    index: an OFFSET walks index entries only. With ``failing``, cases whose result of
+    Without a filter, the suite's cases in suite order, through the (suite_id, position) index:
+    an OFFSET walks index entries only. With ``failing``, cases whose result of
     ``scorer`` (or of any scorer) errored or missed its threshold, in the order they were scored.
     """
     if failing or scorer:
@@ -199,7 +161,7 @@ def page_case_ids(store, run, *, page: int, size: int, scorer: str | None = None
         if scorer:  # one row per case already: no grouping, so the (run_id, scorer) index serves the order
             query = select(ResultRow.case_id).where(*condition).order_by(ResultRow.id)
     else:
-        query = select(CaseRow.case_id).where(CaseRow.suite_id == run.suite_id).order_by(CaseRow.id)
+        query = select(CaseRow.case_id).where(CaseRow.suite_id == run.suite_id).order_by(CaseRow.position)
     query = query.offset(page * size).limit(size + 1)
     with store.engine.connect() as connection:
         ids = list(connection.execute(query).scalars())
