@@ -20,7 +20,7 @@ import json
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Coroutine, TypeVar
+from typing import Any, Callable, Coroutine, Iterator, TypeVar
 
 from .errors import BatchStopped, ConfigError, EvalyardError, InputError, StopRun, UnknownNameError
 from .executors import canonical_name
@@ -31,6 +31,8 @@ from .version import __version__
 
 #: Cap on a batch so that a kill loses little work and progress moves.
 MAX_BATCH = 256
+#: Cases read (and, for a new run, stored) at a time: a run's memory is set by this, not its size.
+WINDOW = 1000
 
 T = TypeVar("T")
 
@@ -344,9 +346,13 @@ class Runner:
         run = self.store.get_run(run_id)
         try:
             try:
-                if suite is not None:
-                    self._store_cases(run, suite)
-                run_sync(lambda: self._stages(run_id, run.suite_id, prepared, generator))
+                windows = None
+                if suite is not None and self.store.candidate_count(run_id) < suite.case_count:
+                    if generator is None:  # stored as they are scored: one pass over the data, not two
+                        windows = self._stored_windows(run, suite)
+                    else:  # generating reads the stored cases whose candidate is missing
+                        self._store_cases(run, suite)
+                run_sync(lambda: self._stages(run_id, run.suite_id, prepared, generator, windows))
             except StopRun as stop:
                 raise RunAborted(f"stopped: {stop}") from stop
         except KeyboardInterrupt:
@@ -377,11 +383,24 @@ class Runner:
         suite_cases = self.store.stored_case_count(run.suite_id) < suite.case_count
         self.store.store_cases(run.suite_id, run.id, suite.iter_cases(), suite_cases=suite_cases)
 
+    def _stored_windows(self, run, suite: Suite) -> Iterator[list[Case]]:
+        """Stage 0 as the score stage reads it: each window of the data is stored (the suite's
+        cases, if no run stored them yet, and this run's candidates) and then handed on. A run
+        stopped part-way has stored a prefix of its cases, which a resume completes."""
+        from .store import chunked
+
+        suite_cases = self.store.stored_case_count(run.suite_id) < suite.case_count
+        position = 0
+        for chunk in chunked(suite.iter_cases(), WINDOW):
+            self.store.store_cases(run.suite_id, run.id, chunk, suite_cases=suite_cases, first_position=position)
+            position += len(chunk)
+            yield [case for case, _ in chunk]
+
     async def _stages(self, run_id: str, suite_id: int, prepared: list[PreparedScorer],
-                      generator: PreparedGenerator | None) -> None:
+                      generator: PreparedGenerator | None, windows: Iterator[list[Case]] | None = None) -> None:
         if generator is not None:
             await self._generate(run_id, suite_id, generator)
-        await self._score(run_id, suite_id, prepared)
+        await self._score(run_id, suite_id, prepared, windows)
 
     async def _bounded(self, jobs, finish: Callable[[Any], None]) -> None:
         """Await coroutines from ``jobs`` with at most ``in_flight`` pending, handing each result
@@ -433,13 +452,15 @@ class Runner:
         jobs = (one(case) for window in windows for case in window)
         await self._bounded(jobs, lambda row: self.store.write_candidates(run_id, [row]))
 
-    def _batches(self, run_id: str, suite_id: int, prepared: list[PreparedScorer]):
+    def _batches(self, run_id: str, suite_id: int, prepared: list[PreparedScorer],
+                 windows: Iterator[list[Case]] | None = None):
         """(scorer, cases) batches of every pair still without a result, in suite order, each
-        scorer's cases gathered to full batches across windows."""
+        scorer's cases gathered to full batches across windows (of the stored cases, or of the
+        data as ``_stored_windows`` stores it)."""
         fresh = self.store.result_count(run_id) == 0  # nothing to look up for a run just started
         sizes = {p.name: max(1, min(p.scorer.batch_size, MAX_BATCH)) for p in prepared}
         waiting: dict[str, list[Case]] = {p.name: [] for p in prepared}
-        for window in self.store.iter_run_cases(run_id, suite_id):
+        for window in windows if windows is not None else self.store.iter_run_cases(run_id, suite_id, window=WINDOW):
             done = set() if fresh else self.store.done_pairs(run_id, [c.id for c in window])
             for p in prepared:
                 todo = waiting[p.name]
@@ -451,7 +472,8 @@ class Runner:
             if waiting[p.name]:
                 yield p, waiting[p.name]
 
-    async def _score(self, run_id: str, suite_id: int, prepared: list[PreparedScorer]) -> None:
+    async def _score(self, run_id: str, suite_id: int, prepared: list[PreparedScorer],
+                     windows: Iterator[list[Case]] | None = None) -> None:
         async def run_batch(p: PreparedScorer, batch: list[Case]):
             t0 = time.perf_counter()
             # A case whose candidate could not be generated cannot be scored on it: an error, not a 0.
@@ -485,7 +507,7 @@ class Runner:
             if self.max_errors is not None and self.errors > self.max_errors:
                 raise RunAborted(f"stopped after {self.errors} errors (--max-errors {self.max_errors})")
 
-        jobs = (run_batch(p, batch) for p, batch in self._batches(run_id, suite_id, prepared))
+        jobs = (run_batch(p, batch) for p, batch in self._batches(run_id, suite_id, prepared, windows))
         await self._bounded(jobs, finish)
 
     def _record(self, run_id: str, p: PreparedScorer, batch: list[Case], scores: list[Any], elapsed: float) -> None:

@@ -350,12 +350,12 @@ class Store:
                 select(func.count()).select_from(CaseRow).where(CaseRow.suite_id == suite_id)).scalar_one()
 
     def store_cases(self, suite_id: int, run_id: str | None, pairs: Iterable[tuple[Case, Any]], *,
-                    suite_cases: bool) -> None:
+                    suite_cases: bool, first_position: int = 0) -> None:
         """Store a stream of cases, one transaction per chunk: the suite's rows (when
-        ``suite_cases``) and the run's candidates (when ``run_id``). Rows already there are left
-        alone, so several processes storing one new suite, or a resumed run storing the rest of
-        its cases, all succeed and keep every row once."""
-        position = 0
+        ``suite_cases``; the first at ``first_position``) and the run's candidates (when
+        ``run_id``). Rows already there are left alone, so several processes storing one new
+        suite, or a resumed run storing the rest of its cases, all succeed and keep every row once."""
+        position = first_position
         for chunk in chunked(pairs, WRITE_CHUNK):
             case_rows, candidate_rows = [], []
             for case, _ in chunk:
