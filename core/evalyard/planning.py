@@ -51,6 +51,8 @@ IMPORT = "importing litellm"
 #: Recorded latencies above this many times the median are a process's first calls (the import,
 #: connections made): start-up, not the model's pace.
 OUTLIER = 4
+#: Requests a local model without history answers for the plan (the first loads it).
+PROBE_REQUESTS = 3
 #: Earlier calls with the same parameters needed to prefer them over all the model's calls.
 MIN_SIMILAR = 5
 #: Distinct requests remembered to find a run's repeated requests.
@@ -134,6 +136,8 @@ class Planner:
         self.sample_cases: list[Any] = []
         self._answer_words: float | None = None
         self._seen: set[int] = set()
+        #: model -> what timing its requests on a local engine found (seconds, token ratio, cost)
+        self._probes: dict[str, dict[str, Any]] = {}
 
     # -- the work ---------------------------------------------------------------
     def work(self) -> Iterator[tuple[Any, list[Any], bool]]:
@@ -341,7 +345,11 @@ class Planner:
             ratio, n = self._ratio(model, signature)
             if n >= MIN_SIMILAR:
                 return ratio, n
-        return self._ratio(model, None)
+        ratio, n = self._ratio(model, None)
+        probe = self._probes.get(model) or {}
+        if not n and probe.get("ratio"):
+            return probe["ratio"], probe["n"]
+        return ratio, n
 
     def _ratio(self, model: str, signature: str | None) -> tuple[float, int]:
         recorded = counted = 0
@@ -408,6 +416,9 @@ class Planner:
         costs = [c["usage"].get("cost") for c in self.history(model) if c["usage"].get("cost") is not None]
         if costs:
             return statistics.fmean(costs) * calls, f"estimate: mean recorded cost of {len(costs)} earlier calls"
+        probe = self._probes.get(model) or {}
+        if probe.get("cost") is not None:
+            return probe["cost"] * calls, f"the provider's own price on the {probe['n']} requests timed for this plan"
         return None, "no price"
 
     def model_seconds(self, model: str, calls: int) -> tuple[float | None, str]:
@@ -432,32 +443,46 @@ class Planner:
                 + f") over {concurrency} in flight")
         measured = self._time_local(model)
         if measured is not None:
-            return calls * measured / concurrency, (f"one request timed on this machine just now "
-                                                     f"({measured:.2f} s) over {concurrency} in flight")
+            return calls * measured / concurrency, (
+                f"{PROBE_REQUESTS} of the plan's requests sent to the engine on this machine just now (the first "
+                f"loads the model; the fastest other took {measured:.2f} s) over {concurrency} in flight")
         return None, "no recorded latencies for this model"
 
     def _time_local(self, model: str) -> float | None:
-        """A local model without history: time one of the plan's own requests on the engine (the
-        first loads the model: that is start-up, the second is timed). Sent to the provider
-        directly, never through the cache: the plan stores nothing."""
+        """A local model without history: time a few of the plan's own requests on the engine (the
+        first loads the model: that is start-up; the fastest of the others, which reuse the shared
+        prompt prefix as a run's calls do, is the pace). Sent to the provider directly, never
+        through the cache: the plan stores nothing. Their answers also give the engine's own
+        token counts and price (``probe``)."""
+        if model in self._probes:
+            return self._probes[model]["seconds"]
+        self._probes[model] = {"seconds": None}
         if self.layer.provider_of(model) is None or not model.startswith("local/"):
             return None
-        requests = self._sample_requests(model, 2)
-        if not requests:
+        requests = self._sample_requests(model, PROBE_REQUESTS)
+        if len(requests) < 2:
             return None
+        from .models.providers import cost_of
         from .runner import run_sync
 
-        seconds = []
+        seconds, recorded, counted, costs = [], 0, 0, []
         for request in requests:
             started = time.perf_counter()
             try:
-                run_sync(lambda r=request: self.layer.litellm.acompletion(
+                response = run_sync(lambda r=request: self.layer.litellm.acompletion(
                     model=r.model, messages=r.messages, **r.params, num_retries=0))
             except Exception:
                 return None
             seconds.append(time.perf_counter() - started)
-        self.startup.append((f"loading {model}", max(0.0, seconds[0] - seconds[-1])))
-        return seconds[-1]
+            recorded += getattr(getattr(response, "usage", None), "prompt_tokens", 0) or 0
+            counted += self.count_tokens(model, request.messages)
+            costs.append(cost_of(self.layer.litellm, response, model))
+        pace = min(seconds[1:])
+        self.startup.append((f"loading {model}", max(0.0, seconds[0] - pace)))
+        self._probes[model] = {"seconds": pace, "n": len(requests),
+                               "ratio": recorded / counted if recorded and counted else None,
+                               "cost": None if None in costs else statistics.fmean(costs)}
+        return pace
 
     def _sample_requests(self, model: str, n: int) -> list[Any]:
         out: list[Any] = []
@@ -566,16 +591,16 @@ class Planner:
     def _line(self, line: Line, p: Any) -> dict[str, Any]:
         models = []
         for model, tally in line.models.items():
+            fresh = tally.calls - tally.cache_hits
+            seconds, time_basis = self.model_seconds(model, fresh)  # first: it may time a local model
             ratio, n = self.token_ratio(model, tally.signature)
             _, tokenizer = self.tokenizer(model)
             per_char = tally.counted_input / tally.counted_chars if tally.counted_chars else 0.25
             fresh_in = (tally.counted_input + tally.uncounted_chars * per_char) * ratio
-            fresh = tally.calls - tally.cache_hits
             cost, cost_basis = self.price(model, fresh_in, tally.output, fresh, False)
             batch_cost, batch_basis = self.price(model, fresh_in, tally.output, fresh, True)
-            seconds, time_basis = self.model_seconds(model, fresh)
             input_basis = tokenizer + (f", x{ratio:.3f} (the provider's counts over the tokenizer's on {n} "
-                                       "earlier calls like these)" if n else "")
+                                       "calls like these)" if n else "")
             if tally.uncounted_chars:
                 input_basis += f"; past {EXACT_TOKEN_REQUESTS} requests, by characters"
             if tally.hit_input:
