@@ -336,20 +336,20 @@ class Planner:
         plain = [{"role": m.get("role", "user"), "content": _text(m.get("content"))} for m in messages]
         return int(litellm.token_counter(model=name or "", messages=plain))
 
-    def token_ratio(self, model: str, signature: str | None = None) -> tuple[float, int]:
+    def token_ratio(self, model: str, signature: str | None = None) -> tuple[float, str]:
         """How the provider's recorded prompt tokens compare with the tokenizer's count of the same
         recorded requests (chat template, schema, a provider counting its own way), over up to
         HISTORY_CALLS earlier calls with the same parameters (the same kind of request), else of
-        the model; (1.0, 0) without history."""
+        the model; (1.0, "") without history. The text says what the ratio was measured on."""
         if signature is not None:
             ratio, n = self._ratio(model, signature)
             if n >= MIN_SIMILAR:
-                return ratio, n
+                return ratio, f"on {n} earlier calls like these"
         ratio, n = self._ratio(model, None)
         probe = self._probes.get(model) or {}
         if not n and probe.get("ratio"):
-            return probe["ratio"], probe["n"]
-        return ratio, n
+            return probe["ratio"], f"on the {probe['n']} requests timed for this plan"
+        return ratio, f"on {n} earlier calls of the model" if n else ""
 
     def _ratio(self, model: str, signature: str | None) -> tuple[float, int]:
         recorded = counted = 0
@@ -593,14 +593,14 @@ class Planner:
         for model, tally in line.models.items():
             fresh = tally.calls - tally.cache_hits
             seconds, time_basis = self.model_seconds(model, fresh)  # first: it may time a local model
-            ratio, n = self.token_ratio(model, tally.signature)
+            ratio, measured_on = self.token_ratio(model, tally.signature)
             _, tokenizer = self.tokenizer(model)
             per_char = tally.counted_input / tally.counted_chars if tally.counted_chars else 0.25
             fresh_in = (tally.counted_input + tally.uncounted_chars * per_char) * ratio
             cost, cost_basis = self.price(model, fresh_in, tally.output, fresh, False)
             batch_cost, batch_basis = self.price(model, fresh_in, tally.output, fresh, True)
-            input_basis = tokenizer + (f", x{ratio:.3f} (the provider's counts over the tokenizer's on {n} "
-                                       "calls like these)" if n else "")
+            input_basis = tokenizer + (f", x{ratio:.3f} (the provider's counts over the tokenizer's {measured_on})"
+                                       if measured_on else "")
             if tally.uncounted_chars:
                 input_basis += f"; past {EXACT_TOKEN_REQUESTS} requests, by characters"
             if tally.hit_input:
