@@ -445,12 +445,12 @@ class Planner:
         if measured is not None:
             return calls * measured / concurrency, (
                 f"{PROBE_REQUESTS} of the plan's requests sent to the engine on this machine just now (the first "
-                f"loads the model; the fastest other took {measured:.2f} s) over {concurrency} in flight")
+                f"loads the model; the others took {measured:.2f} s on average) over {concurrency} in flight")
         return None, "no recorded latencies for this model"
 
     def _time_local(self, model: str) -> float | None:
         """A local model without history: time a few of the plan's own requests on the engine (the
-        first loads the model: that is start-up; the fastest of the others, which reuse the shared
+        first loads the model: that is start-up; the mean of the others, which reuse the shared
         prompt prefix as a run's calls do, is the pace). Sent to the provider directly, never
         through the cache: the plan stores nothing. Their answers also give the engine's own
         token counts and price (``probe``)."""
@@ -477,7 +477,7 @@ class Planner:
             recorded += getattr(getattr(response, "usage", None), "prompt_tokens", 0) or 0
             counted += self.count_tokens(model, request.messages)
             costs.append(cost_of(self.layer.litellm, response, model))
-        pace = min(seconds[1:])
+        pace = statistics.fmean(seconds[1:])  # the fastest alone was optimistic against a run's calls
         self.startup.append((f"loading {model}", max(0.0, seconds[0] - pace)))
         self._probes[model] = {"seconds": pace, "n": len(requests),
                                "ratio": recorded / counted if recorded and counted else None,
