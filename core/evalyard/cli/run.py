@@ -76,7 +76,8 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
                    "answers within a day); resumable, cached like online calls.")
 @click.option("--no-cache", is_flag=True, help="Call the models again instead of answering from the response cache.")
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",
-              help="Stop the run cleanly (resumable) once model calls have cost this much.")
+              help="Refuse a run whose plan (see --plan) costs more than this; stop a run cleanly (resumable) once "
+                   "model calls have cost this much.")
 @click.option("--run-to-cap", is_flag=True, help="With --max-cost: run even when the plan costs more, stopping "
               "cleanly (resumable) once the cap is reached; without it such a run is refused before it starts.")
 @click.option("--plan", "plan_only", is_flag=True, help="Say what the run would take (model calls and cache hits, "
@@ -228,7 +229,6 @@ def _planned(app, plan, db_url, concurrency, resume_id, executor, max_cost, as_j
     refuse, before anything is stored, a run whose plan costs more than the cap."""
     from ..app import close_prepared
     from ..models.usage import format_cost
-    from ..planning import format_report
 
     try:
         report = app.estimate(plan, db=db_url, concurrency=concurrency, resume=resume_id, executor=executor)
@@ -248,7 +248,7 @@ def _planned(app, plan, db_url, concurrency, resume_id, executor, max_cost, as_j
         if as_json:
             echo_json({"plan": report})
         else:
-            click.echo(format_report(report))
+            click.echo(format_plan(report))
         if over:
             click.echo(f"planned cost {format_cost(planned, totals[key + '_complete'])} exceeds --max-cost "
                        f"${max_cost:g}", err=True)
@@ -263,6 +263,52 @@ def _planned(app, plan, db_url, concurrency, resume_id, executor, max_cost, as_j
     if planned is None or not totals[key + "_complete"]:
         click.echo("evalyard: the plan's cost is not fully known (a model without a price): --max-cost stops the "
                    "run once what is known reaches it", err=True)
+
+
+def format_plan(report: dict) -> str:
+    """--plan's table (per scorer / generator and model, then the totals) and how each figure was made."""
+    from ..models.usage import format_cost
+    from .options import table
+
+    rows = []
+    for line in report["lines"]:
+        label = f"{line['name']}" if line["kind"] == "scorer" else f"{line['name']} (generator)"
+        if line["unknown"]:
+            rows.append([label, "?", "unknown", "unknown", "unknown", "unknown", "unknown", "unknown", "unknown"])
+        elif not line["models"]:
+            rows.append([label, "-", "-", "0", "0", "0", "$0.0000", "$0.0000", _seconds(line["seconds"])])
+        for m in line["models"]:
+            rows.append([label, m["model"], f"{m['calls']} ({m['cache_hits']} cached)", f"{m['calls'] - m['cache_hits']}",
+                         str(m["input_tokens"]), str(m["output_tokens"]), format_cost(m["cost"]),
+                         format_cost(m["batch_cost"]), _seconds(m["seconds"])])
+            label = ""
+    t = report["totals"]
+    rows.append(["total", "", f"{t['calls']} ({t['cache_hits']} cached)", str(t["calls"] - t["cache_hits"]),
+                 str(t["input_tokens"]), str(t["output_tokens"]), format_cost(t["cost"], t["cost_complete"]),
+                 format_cost(t["batch_cost"], t["batch_cost_complete"]), _seconds(t["seconds"])])
+    head = ["", "model", "calls", "to make", "tokens in", "tokens out", "cost", "cost --batch", "time"]
+    text = [f"plan for {report['suite']}" + (f" (resuming run {report['resume']}: what is missing)"
+                                             if report["resume"] else "")
+            + f": nothing was called or stored (-j {report['concurrency']})", table(head, rows), "how each figure was made:"]
+    for line in report["lines"]:
+        for m in line["models"]:
+            text.append(f"  {line['name']} / {m['model']}: calls {m['calls_basis']}; tokens in: {m['input_basis']}; "
+                        f"tokens out: {m['output_basis']}; cost: {m['cost_basis']} (batch: {m['batch_cost_basis']}); "
+                        f"time: {m['time_basis']}")
+        if line["time_basis"] and not line["models"]:
+            text.append(f"  {line['name']}: calls no model; time: {line['time_basis']}")
+        for note in line["notes"]:
+            text.append(f"  {line['name']}: {note}")
+    if report["startup"]:
+        text.append("  start-up (in the total time): " + ", ".join(
+            f"{s['what']} {s['seconds']:.1f}s" for s in report["startup"]))
+    return "\n".join(text)
+
+
+def _seconds(value: "float | None") -> str:
+    if value is None:
+        return "unknown"
+    return f"{value:.1f}s" if value < 120 else f"{value / 60:.1f}min"
 
 
 def usage_line(usage: dict) -> str:
