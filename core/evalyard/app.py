@@ -506,19 +506,35 @@ class Application:
         """Finish an interrupted run: generate and score only what is missing, then aggregate.
         ``executor`` moves its non-async scorers to another executor (not part of a fingerprint);
         ``suite``: the run's own suite, checked, should the run have stopped while storing its cases."""
-        from .runner import Runner, prepare_generator, prepare_scorers
+        from .runner import Runner
 
         store = self.open_store(db)
         row = store.get_run(run_id)
+        run_settings = row.settings or {}
+        concurrency = batch_concurrency(run_settings, concurrency)
+        runtime, registry, prepared, prepared_generator = self._resumed_parts(row, concurrency, executor)
+        runtime.store = store
+        runtime.run_id = row.id
+        runner = Runner(store, registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress,
+                        runtime=runtime, previous_usage=(row.totals or {}).get("usage"))
+        runner.check_executors(prepared)
+        stored_suite = store.suite_of(row)
+        unstored = None
+        if store.candidate_count(row.id) < stored_suite.case_count:  # stopped while storing its cases
+            unstored = self._reread_suite(row, stored_suite, suite)
+        return self._execute(runner, row.id, prepared, prepared_generator, unstored, stored_suite.name)
+
+    def _resumed_parts(self, row, concurrency: int, executor: str | None):
+        """(runtime, registry, prepared scorers, prepared generator) of a stored run, set up as it
+        was started (``resume``, and the plan of a resume); the runtime is not on any store yet."""
+        from .runner import prepare_generator, prepare_scorers
+
         if row.status == "completed":
             raise InputError(f"run {row.id} is already completed")
         origin = f"run {row.id}"
         run_settings = row.settings or {}
         spent = ((row.totals or {}).get("usage") or {}).get("cost") or 0.0
-        concurrency = batch_concurrency(run_settings, concurrency)
         runtime = self.runtime(run_settings, concurrency, spent)
-        runtime.store = store
-        runtime.run_id = row.id
         registry = with_prompt_scorers(self.registry, runtime.prompts) if run_settings.get("prompt_dirs") else \
             self.registry
         specs = [ScorerSpec(s.get("qualified") or s["name"], s["config"], s.get("threshold"), origin=origin)
@@ -534,14 +550,7 @@ class Application:
             prepared_generator = prepare_generator(row.generator["name"], row.generator.get("config") or {},
                                                    registry)
         set_up(runtime, prepared, prepared_generator)
-        runner = Runner(store, registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress,
-                        runtime=runtime, previous_usage=(row.totals or {}).get("usage"))
-        runner.check_executors(prepared)
-        stored_suite = store.suite_of(row)
-        unstored = None
-        if store.candidate_count(row.id) < stored_suite.case_count:  # stopped while storing its cases
-            unstored = self._reread_suite(row, stored_suite, suite)
-        return self._execute(runner, row.id, prepared, prepared_generator, unstored, stored_suite.name)
+        return runtime, registry, prepared, prepared_generator
 
     def _reread_suite(self, row, stored_suite, suite: Suite | None) -> Suite:
         """The cases of a run stopped before all were stored: from the command's own suite
@@ -573,6 +582,45 @@ class Application:
                          cases=stored_suite.case_count, duration_s=totals["duration_s"], scorers=totals["scorers"],
                          error=error, generation=totals.get("generation"), usage=totals.get("usage"),
                          _store=runner.store)
+
+    def estimate(self, plan: "RunPlan | None" = None, *, db: str | None = None, concurrency: int = 4,
+                 resume: str | None = None, executor: str | None = None) -> dict[str, Any]:
+        """What a run would cost before it runs (``evalyard run --plan``): per scorer and generator,
+        model calls and cache hits, tokens, cost online and in batch, and time, each with how it was
+        made (``evalyard.planning``). Nothing is called and nothing is stored; the database is only
+        read (not created). ``resume``: plan only what that run still misses (``plan`` is then the
+        same command's plan, checked against the run, or None)."""
+        from types import SimpleNamespace
+
+        from .planning import estimate, open_existing_store
+        from .runner import Runner
+
+        store = open_existing_store(self, db)
+        resume_run = None
+        if resume is not None:
+            if store is None:
+                raise InputError(f"no run {resume}: the database {self.settings.database_url(db)} does not exist")
+            if plan is not None:
+                self.check_resumable_as(resume, plan, db)
+            row = store.get_run(resume)
+            run_settings = row.settings or {}
+            runtime, registry, prepared, generator = self._resumed_parts(
+                row, batch_concurrency(run_settings, concurrency), executor)
+            plan = RunPlan(None, prepared, generator, row.name, runtime, run_settings)
+            resume_run = SimpleNamespace(id=row.id, suite_id=row.suite_id, suite_name=store.suite_of(row).name)
+        else:
+            registry = self.registry
+        runner = Runner(store, registry, concurrency=concurrency, runtime=plan.runtime)  # its executors only
+        try:
+            runner.check_executors(plan.scorers)
+            return estimate(plan, store, concurrency=concurrency,
+                            use_cache=bool(plan.settings.get("use_cache", True)),
+                            batch=bool(plan.settings.get("batch")), resume_run=resume_run, executors=runner.executor)
+        finally:
+            for executor_object in runner._executors.values():
+                executor_object.close()
+            if resume_run is not None:  # set up here: the command's own plan is the caller's to close
+                close_prepared(plan.scorers, plan.generator)
 
     def pending_count(self, run_id: str, db: str | None = None) -> int:
         """How many (case, scorer) results a resumed run still has to make (for progress bars)."""

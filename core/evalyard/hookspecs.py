@@ -24,12 +24,19 @@ def register_hookspecs(register):
 
 @hookspec
 def register_scorers(register):
-    """Register scorer classes: ``register(MyScorer)`` for each ``evalyard.Scorer`` subclass."""
+    """Register scorer classes: ``register(MyScorer)`` for each ``evalyard.Scorer`` subclass.
+
+    A scorer that calls models may also say which calls it would make for a case without making
+    them: ``planned_requests(case)`` returns ``evalyard.PlannedRequest`` objects (made with
+    ``runtime.models.planned(...)``, or ``PromptScorer.planned_judge(case)`` per judgement), or
+    None when a call depends on an earlier answer. ``evalyard run --plan`` counts them, finds
+    their answers in the response cache and prices them; a scorer without it is estimated."""
 
 
 @hookspec
 def register_generators(register):
-    """Register generator classes: ``register(MyGenerator)`` for each ``evalyard.Generator`` subclass."""
+    """Register generator classes: ``register(MyGenerator)`` for each ``evalyard.Generator`` subclass
+    (``planned_requests(case)`` as for scorers: the calls generating would make, not made)."""
 
 
 @hookspec

@@ -17,6 +17,9 @@ LAZY: dict[str, tuple[str, str]] = {
     "AnswerShape": ("prompting.answers", "AnswerShape"),
     "AnswerError": ("prompting.answers", "AnswerError"),
     "Usage": ("models.usage", "Usage"),
+    # run --plan: a call rendered and keyed, not sent (``Scorer.planned_requests``)
+    "PlannedRequest": ("models.records", "PlannedRequest"),
+    "planned_asks": ("prompting.ask", "planned_asks"),
     # prompt templates and prompt scorers
     "PromptScorer": ("prompting.scorer", "PromptScorer"),
     "PromptLibrary": ("prompting.library", "PromptLibrary"),

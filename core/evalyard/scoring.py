@@ -233,6 +233,15 @@ class Scorer:
         graded one (a judge's P(yes) kept in ``details``) returns that instead."""
         return score.value
 
+    def planned_requests(self, case: Case) -> "list[Any] | None":
+        """The model calls scoring ``case`` would make, rendered but not sent, for ``evalyard run
+        --plan``: a list of ``evalyard.PlannedRequest`` (``runtime.models.planned(model, messages,
+        params=...)`` makes one exactly as the model layer would send it, cache key included), or
+        None when the scorer cannot tell without calling (a second call that depends on the first
+        answer). Called after ``setup``; it must not call a model. The default says nothing: an
+        async scorer is then estimated from its earlier results, any other is taken to call no model."""
+        return None
+
     def aggregate(self, scores: list[Score]) -> dict[str, float]:
         """Corpus-level metrics over all of a run's scores for this scorer (errors included,
         with ``error`` set). Return metric name -> number; the default has none."""
@@ -290,6 +299,10 @@ class Generator:
     def required_fields(self) -> tuple[str, ...]:
         """Fields each case must carry for this generator; override when the config changes them."""
         return tuple(self.requires)
+
+    def planned_requests(self, case: Case) -> "list[Any] | None":
+        """As ``Scorer.planned_requests``: the calls generating for ``case`` would make, or None."""
+        return None
 
     def generate(self, case: Case) -> "str | Generation":
         raise NotImplementedError(f"{type(self).__name__} implements neither generate() nor agenerate()")

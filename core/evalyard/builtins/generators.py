@@ -51,7 +51,8 @@ class ModelGenerator(Generator):
             data["template_hash"] = self.runtime.prompts.get(self.config.prompt).hash
         return data
 
-    async def agenerate(self, case: Case) -> Generation:
+    def _request(self, case: Case) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+        """(messages, params, details) of the one call made for ``case``."""
         details: dict[str, Any] = {"model": self.config.model}
         if self.config.prompt:
             template = self.runtime.prompts.get(self.config.prompt)
@@ -62,6 +63,15 @@ class ModelGenerator(Generator):
         params: dict[str, Any] = {"temperature": self.config.temperature}
         if self.config.max_tokens is not None:
             params["max_tokens"] = self.config.max_tokens
+        return messages, params, details
+
+    def planned_requests(self, case: Case) -> list[Any]:
+        """The one request ``agenerate`` sends for ``case``, not sent (``run --plan``)."""
+        messages, params, _ = self._request(case)
+        return [self.runtime.models.planned(self.config.model, messages, params=params, answer="generation")]
+
+    async def agenerate(self, case: Case) -> Generation:
+        messages, params, details = self._request(case)
         completion = await self.runtime.models.complete(self.config.model, messages, params=params,
                                                         template=self.config.prompt)
         details["cached"] = completion.cached

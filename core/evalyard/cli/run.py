@@ -76,7 +76,13 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
                    "answers within a day); resumable, cached like online calls.")
 @click.option("--no-cache", is_flag=True, help="Call the models again instead of answering from the response cache.")
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",
-              help="Stop the run cleanly (resumable) once model calls have cost this much.")
+              help="Refuse a run whose plan (see --plan) costs more than this; stop a run cleanly (resumable) once "
+                   "model calls have cost this much.")
+@click.option("--run-to-cap", is_flag=True, help="With --max-cost: run even when the plan costs more, stopping "
+              "cleanly (resumable) once the cap is reached; without it such a run is refused before it starts.")
+@click.option("--plan", "plan_only", is_flag=True, help="Say what the run would take (model calls and cache hits, "
+              "tokens, cost online and with --batch, time) per scorer and generator, and how each figure was made; "
+              "call no model and store nothing.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every model call's cache key inputs and hit or miss.")
 @click.option("--calibrated", is_flag=True, help="Judges with a saved calibration (evalyard calibrate --save) use its "
               "fitted threshold, as `threshold: calibrated` does for one scorer.")
@@ -86,7 +92,7 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,
         generator, max_errors, name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, batch, no_cache,
-        max_cost, verbose, calibrated, otel, db_url):
+        max_cost, run_to_cap, plan_only, verbose, calibrated, otel, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -118,6 +124,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
                        "the run id alone, or repeat the run's whole command (SUITE and its options) with --resume")
     if not resume_id and not suite:
         raise CLIError("give a SUITE file, or --resume RUN_ID")
+    if run_to_cap and max_cost is None:
+        raise CLIError("--run-to-cap runs up to --max-cost USD: give the cap too")
     if otel:
         from ..otel import INSTALL_HINT, available
 
@@ -141,6 +149,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
             unknown = [n for n, _ in checks if n not in plan.scorer_names]
             if unknown:
                 raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
+        if plan_only or (max_cost is not None and not run_to_cap):
+            _planned(app, plan, db_url, concurrency, resume_id, executor, max_cost, as_json, plan_only)
         if resume_id:
             if plan is not None:  # the same command again, with --resume: it must describe that run
                 app.check_resumable_as(resume_id, plan, db_url)
@@ -212,6 +222,93 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         click.echo(f"FAILED: {result.error}. Resume with: evalyard run --resume {result.run_id}", err=True)
     if failed_checks or result.error or too_many_errors:
         sys.exit(1)
+
+
+def _planned(app, plan, db_url, concurrency, resume_id, executor, max_cost, as_json, plan_only) -> None:
+    """--plan: print the plan and exit (1 when it costs more than --max-cost). --max-cost alone:
+    refuse, before anything is stored, a run whose plan costs more than the cap."""
+    from ..app import close_prepared
+    from ..models.usage import format_cost
+
+    try:
+        report = app.estimate(plan, db=db_url, concurrency=concurrency, resume=resume_id, executor=executor)
+    except BaseException:
+        if plan is not None:
+            close_prepared(plan.scorers, plan.generator)
+        raise
+    totals = report["totals"]
+    key = "batch_cost" if report["batch"] else "cost"
+    planned = totals[key]
+    over = max_cost is not None and planned is not None and planned > max_cost
+    if plan_only:
+        if plan is not None:
+            close_prepared(plan.scorers, plan.generator)
+        if max_cost is not None:
+            report["max_cost"] = {"cap": max_cost, "planned": planned, "exceeds": over}
+        if as_json:
+            echo_json({"plan": report})
+        else:
+            click.echo(format_plan(report))
+        if over:
+            click.echo(f"planned cost {format_cost(planned, totals[key + '_complete'])} exceeds --max-cost "
+                       f"${max_cost:g}", err=True)
+        sys.exit(1 if over else 0)
+    if over:
+        if plan is not None:
+            close_prepared(plan.scorers, plan.generator)
+        click.echo(f"refused: the plan costs {format_cost(planned, totals[key + '_complete'])}, more than --max-cost "
+                   f"${max_cost:g}; nothing was run or stored (see `--plan`; --run-to-cap runs up to the cap)",
+                   err=True)
+        sys.exit(1)
+    if planned is None or not totals[key + "_complete"]:
+        click.echo("evalyard: the plan's cost is not fully known (a model without a price): --max-cost stops the "
+                   "run once what is known reaches it", err=True)
+
+
+def format_plan(report: dict) -> str:
+    """--plan's table (per scorer / generator and model, then the totals) and how each figure was made."""
+    from ..models.usage import format_cost
+    from .options import table
+
+    rows = []
+    for line in report["lines"]:
+        label = f"{line['name']}" if line["kind"] == "scorer" else f"{line['name']} (generator)"
+        if line["unknown"]:
+            rows.append([label, "?", "unknown", "unknown", "unknown", "unknown", "unknown", "unknown", "unknown"])
+        elif not line["models"]:
+            rows.append([label, "-", "-", "0", "0", "0", "$0.0000", "$0.0000", _seconds(line["seconds"])])
+        for m in line["models"]:
+            rows.append([label, m["model"], f"{m['calls']} ({m['cache_hits']} cached)", f"{m['calls'] - m['cache_hits']}",
+                         str(m["input_tokens"]), str(m["output_tokens"]), format_cost(m["cost"]),
+                         format_cost(m["batch_cost"]), _seconds(m["seconds"])])
+            label = ""
+    t = report["totals"]
+    rows.append(["total", "", f"{t['calls']} ({t['cache_hits']} cached)", str(t["calls"] - t["cache_hits"]),
+                 str(t["input_tokens"]), str(t["output_tokens"]), format_cost(t["cost"], t["cost_complete"]),
+                 format_cost(t["batch_cost"], t["batch_cost_complete"]), _seconds(t["seconds"])])
+    head = ["", "model", "calls", "to make", "tokens in", "tokens out", "cost", "cost --batch", "time"]
+    text = [f"plan for {report['suite']}" + (f" (resuming run {report['resume']}: what is missing)"
+                                             if report["resume"] else "")
+            + f": nothing was called or stored (-j {report['concurrency']})", table(head, rows), "how each figure was made:"]
+    for line in report["lines"]:
+        for m in line["models"]:
+            text.append(f"  {line['name']} / {m['model']}: calls {m['calls_basis']}; tokens in: {m['input_basis']}; "
+                        f"tokens out: {m['output_basis']}; cost: {m['cost_basis']} (batch: {m['batch_cost_basis']}); "
+                        f"time: {m['time_basis']}")
+        if line["time_basis"] and not line["models"]:
+            text.append(f"  {line['name']}: calls no model; time: {line['time_basis']}")
+        for note in line["notes"]:
+            text.append(f"  {line['name']}: {note}")
+    if report["startup"]:
+        text.append("  start-up (in the total time): " + ", ".join(
+            f"{s['what']} {s['seconds']:.1f}s" for s in report["startup"]))
+    return "\n".join(text)
+
+
+def _seconds(value: "float | None") -> str:
+    if value is None:
+        return "unknown"
+    return f"{value:.1f}s" if value < 120 else f"{value / 60:.1f}min"
 
 
 def usage_line(usage: dict) -> str:

@@ -11,13 +11,13 @@ from .layer import ModelLayer, ModelSettings, StructuredAnswer
 from .limits import AdaptiveLimit, RequestRate, Slots
 from .logprobs import p_yes
 from .providers import add_custom_provider
-from .records import CallRecord, CallUsage, Completion
+from .records import CallRecord, CallUsage, Completion, PlannedRequest
 from .retry import RetryPolicy
 from .usage import Usage, UsageMeter, format_cost
 
 __all__ = [
     "AdaptiveLimit", "CallRecord", "CallUsage", "Completion", "CostLimitReached", "MemoryCache",
-    "ModelCallError", "ModelLayer", "ModelSettings", "RequestRate", "ResponseCache", "RetryPolicy",
+    "ModelCallError", "ModelLayer", "ModelSettings", "PlannedRequest", "RequestRate", "ResponseCache", "RetryPolicy",
     "SQLCache", "Slots", "StructuredAnswer", "StructuredOutputError", "Usage", "UsageMeter",
     "add_custom_provider", "cache_key", "cache_stats", "clear_cache", "format_cost", "key_inputs", "p_yes",
     "parse_age",

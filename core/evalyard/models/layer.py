@@ -20,7 +20,7 @@ from .cache import MemoryCache, ResponseCache
 from .errors import CostLimitReached, ModelCallError, StructuredOutputError
 from .keys import cache_key, key_inputs
 from .limits import AdaptiveLimit, RequestRate, Slots
-from .records import CallRecord, CallUsage, Completion
+from .records import CallRecord, CallUsage, Completion, PlannedRequest
 from .retry import RetryPolicy, classify
 from .usage import UsageMeter
 
@@ -204,6 +204,24 @@ class ModelLayer:
             merged["top_logprobs"] = int(logprobs)
         return merged
 
+    def planned(self, model: str, messages: list[dict[str, Any]], *, params: dict[str, Any] | None = None,
+                sample: int = 0, logprobs: int | None = None, answer: str = "text") -> PlannedRequest:
+        """The request :meth:`complete` would send, with its cache key, without sending it."""
+        sent = self.request_params(model, params, logprobs)
+        return PlannedRequest(model, messages, sent, sample, cache_key(model, messages, sent, sample),
+                              answer=answer)
+
+    def json_request(self, model: str, messages: list[dict[str, Any]], schema: dict[str, Any], *,
+                     params: dict[str, Any] | None = None, schema_name: str = "answer",
+                     instructions: str | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The first call of :meth:`complete_json` (messages, params): the schema through the
+        provider where the model takes one, else in the prompt. A plan renders it the same way."""
+        from .structured import response_format_for, schema_instructions
+
+        if self.supports_schema(model):
+            return list(messages), {**(params or {}), "response_format": response_format_for(schema, schema_name)}
+        return _append_to_last_user(messages, instructions or schema_instructions(schema)), dict(params or {})
+
     # -- one call ----------------------------------------------------------------
     async def complete(self, model: str, messages: list[dict[str, Any]], *, params: dict[str, Any] | None = None,
                        sample: int = 0, logprobs: int | None = None, template: "str | tuple[str, ...] | None" = None,
@@ -213,8 +231,8 @@ class ModelLayer:
         Raises :class:`ModelCallError` once retries are spent, :class:`CostLimitReached`
         when the run's ``max_cost`` is reached before the call would start.
         """
-        sent = self.request_params(model, params, logprobs)
-        key = cache_key(model, messages, sent, sample)
+        planned = self.planned(model, messages, params=params, sample=sample, logprobs=logprobs)
+        sent, key = planned.params, planned.key
         inputs = key_inputs(model, messages, sent, sample)
         if self.use_cache and not no_cache:
             record = await self._cache_get(key)
@@ -375,11 +393,11 @@ class ModelLayer:
         first = None
         mode = "prompt"
         if self.supports_schema(model):
-            sent = list(messages)
+            sent, schema_params = self.json_request(model, messages, schema, params=params, schema_name=schema_name,
+                                                    instructions=instructions)
             try:
-                first = await self.complete(model, sent, params={
-                    **(params or {}), "response_format": response_format_for(schema, schema_name)},
-                    sample=sample, template=template, no_cache=no_cache)
+                first = await self.complete(model, sent, params=schema_params, sample=sample, template=template,
+                                            no_cache=no_cache)
                 mode = "schema"
             except ModelCallError as exc:
                 if exc.status != 400:

@@ -77,3 +77,22 @@ class Completion:
                    usage=CallUsage.from_dict(record.usage), latency_ms=record.latency_ms,
                    logprobs=response.get("logprobs"), finish_reason=response.get("finish_reason"),
                    cached=True, attempts=0, key_inputs=record.request)
+
+
+@dataclass
+class PlannedRequest:
+    """A call a run would make, rendered but not sent (``evalyard run --plan``): exactly what the
+    model layer would send and hash into the response-cache key.
+
+    ``params`` are the parameters as sent (model settings and logprobs applied); ``key`` is the
+    cache key; ``output_tokens`` is how long the answer can be when the request bounds it (a
+    P(yes) judge's one token), else None; ``answer`` names what is asked for (``binary``,
+    ``text``, ``json``...), so a planner can tell similar calls apart in the history."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    params: dict[str, Any]
+    sample: int = 0
+    key: str = ""
+    output_tokens: int | None = None
+    answer: str = "text"

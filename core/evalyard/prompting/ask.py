@@ -105,6 +105,50 @@ async def ask(layer: Any, model: str, prompt: PromptTemplate | list[dict[str, An
     that makes none). ``samples`` asks n times (sample indexes from ``first_sample``: the cache
     keeps each) and combines the verdicts by ``vote``: majority label or mean value.
     """
+    asking, structured, logprobs = _prepare(layer, model, prompt, case, answer, variables, reasoning, structured,
+                                            logprobs, params, defaults, read, repair, schema_name)
+    outcomes = await asyncio.gather(*(
+        asking.json(first_sample + n) if structured else asking.text(first_sample + n, logprobs)
+        for n in range(samples)))
+    judgement = _combine(asking.shape, list(outcomes), vote, logprobs)
+    judgement.usage = Usage.of(asking.completions)
+    judgement.details.setdefault("model", model)
+    return judgement
+
+
+def planned_asks(layer: Any, model: str, prompt: PromptTemplate | list[dict[str, Any]], case: Any = None, *,
+                 answer: AnswerShape | None = None, variables: dict[str, Any] | None = None, reasoning: bool = True,
+                 structured: bool = False, logprobs: bool = False, samples: int = 1,
+                 params: dict[str, Any] | None = None, defaults: dict[str, Any] | None = None,
+                 first_sample: int = 0, schema_name: str = "answer", **_: Any) -> list[Any]:
+    """The requests :func:`ask` would send with the same arguments, rendered and keyed but not
+    sent (``evalyard run --plan``): one per sample. A repair call follows only an unreadable
+    reply, which no plan can foresee, so none is planned."""
+    asking, structured, logprobs = _prepare(layer, model, prompt, case, answer, variables, reasoning, structured,
+                                            logprobs, params, defaults, None, True, schema_name)
+    kind = asking.shape.kind
+    out = []
+    for sample in range(first_sample, first_sample + samples):
+        if structured:
+            messages, sent = layer.json_request(model, asking.messages, asking.shape.answer_schema(asking.reasoning),
+                                                params=asking.params, schema_name=schema_name,
+                                                instructions=asking.shape.format)
+            out.append(layer.planned(model, messages, params=sent, sample=sample, answer=f"{kind}/json"))
+        else:
+            request = layer.planned(model, asking.messages, params=asking.params, sample=sample,
+                                    logprobs=TOP_LOGPROBS if logprobs else None,
+                                    answer=f"{kind}/{'logprobs' if logprobs else 'reasoning' if reasoning else 'text'}")
+            if logprobs:
+                request.output_tokens = request.params.get("max_tokens")
+            out.append(request)
+    return out
+
+
+def _prepare(layer: Any, model: str, prompt: Any, case: Any, answer: AnswerShape | None,
+             variables: dict[str, Any] | None, reasoning: bool, structured: bool, logprobs: bool,
+             params: dict[str, Any] | None, defaults: dict[str, Any] | None, read: Any, repair: bool,
+             schema_name: str) -> tuple["_Asking", bool, bool]:
+    """Render the messages and settle the parameters of one ask (shared by ``ask`` and its plan)."""
     shape = answer or (prompt.answer if isinstance(prompt, PromptTemplate) else None)
     if shape is None:
         raise ValueError("ask: give the answer shape with messages (a template declares its own)")
@@ -130,13 +174,7 @@ async def ask(layer: Any, model: str, prompt: PromptTemplate | list[dict[str, An
         base["max_tokens"] = ANSWER_TOKENS
     sent = call_params(layer, model, config=params, template=template_params, defaults=base)
     asking = _Asking(layer, model, messages, shape, sent, name, read, repair, schema_name, reasoning)
-    outcomes = await asyncio.gather(*(
-        asking.json(first_sample + n) if structured else asking.text(first_sample + n, logprobs)
-        for n in range(samples)))
-    judgement = _combine(shape, list(outcomes), vote, logprobs)
-    judgement.usage = Usage.of(asking.completions)
-    judgement.details.setdefault("model", model)
-    return judgement
+    return asking, structured, logprobs
 
 
 @dataclass

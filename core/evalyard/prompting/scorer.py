@@ -178,6 +178,12 @@ class PromptScorer(Scorer):
     async def judge(self, case: Any, **overrides: Any) -> Judgement:
         """The judgement of ``case`` with this scorer's template, answer shape and config (what
         subclasses build on: pairwise orders, per-claim checks)."""
+        template, options = self._ask_options(overrides)
+        judgement = await ask(self.layer(), self.judge_model(), template, case, **options)
+        judgement.details = {"template": template.recorded_name, "template_hash": template.hash, **judgement.details}
+        return judgement
+
+    def _ask_options(self, overrides: dict[str, Any]) -> tuple[PromptTemplate, dict[str, Any]]:
         template = overrides.pop("template", None) or self.prompt_template()
         config = self.config
         options: dict[str, Any] = {
@@ -185,9 +191,23 @@ class PromptScorer(Scorer):
             "structured": config.structured, "logprobs": config.logprobs, "samples": config.samples,
             "vote": config.vote, "params": {"temperature": config.temperature, "max_tokens": config.max_tokens}}
         options.update(overrides)
-        judgement = await ask(self.layer(), self.judge_model(), template, case, **options)
-        judgement.details = {"template": template.recorded_name, "template_hash": template.hash, **judgement.details}
-        return judgement
+        return template, options
+
+    def planned_requests(self, case: Any) -> list[Any] | None:
+        """The judge's requests for ``case``, rendered as ``judge`` would send them (``run --plan``).
+        None for a subclass that scores otherwise (several steps, a call depending on an answer):
+        it says what it would ask by overriding this, or is estimated."""
+        if type(self).ascore is not PromptScorer.ascore or type(self).judge is not PromptScorer.judge:
+            return None
+        return self.planned_judge(case)
+
+    def planned_judge(self, case: Any, **overrides: Any) -> list[Any]:
+        """The requests ``judge(case, **overrides)`` would send, rendered and keyed, not sent: what
+        a subclass's ``planned_requests`` returns for each judgement its ``ascore`` makes."""
+        from .ask import planned_asks
+
+        template, options = self._ask_options(overrides)
+        return planned_asks(self.layer(), self.judge_model(), template, case, **options)
 
 
 # -- building scorer classes ------------------------------------------------------

@@ -44,6 +44,11 @@ class SummaryQuality(JudgeScorer):
     threshold = 0.5
     version = "1"
 
+    def planned_requests(self, case: Case) -> list[Any]:
+        """Both orders' judgements, as ``ascore`` asks them."""
+        swapped = dataclasses.replace(case, candidate=case.reference, reference=case.candidate)
+        return self.planned_judge(case) + self.planned_judge(swapped)
+
     async def ascore(self, case: Case) -> Score:
         swapped = dataclasses.replace(case, candidate=case.reference, reference=case.candidate)
         judged = await asyncio.gather(self.judge(case), self.judge(swapped))

@@ -80,6 +80,9 @@ class CriterionScorer(JudgeScorer):
         data.update(aspect=self.aspect.name, question=self.aspect.question, good_outcome=self.aspect.good_outcome)
         return data
 
+    def planned_requests(self, case: Case) -> list[Any]:
+        return self.planned_judge(case)  # one judgement, as the prompt scorer's own
+
     async def ascore(self, case: Case) -> Score:
         score = await super().ascore(case)
         score.details["aspect"] = self.aspect.name
