@@ -114,11 +114,12 @@ def ray_run(cases: int, data_dir: Path, work: Path) -> dict:
     from bench_ray import Cluster
 
     data = data_file(data_dir, cases)
-    cluster = Cluster(Path(tempfile.mkdtemp(prefix="evalyard-scale-ray-", dir=work)))
+    cluster = Cluster(Path(tempfile.mkdtemp(prefix="eysr")))  # short: Ray's socket paths must fit 107 bytes
+    cluster.env["RAY_AUTH_MODE"] = "disabled"  # a loopback cluster of this script's own: no token to share
     try:
         cluster.start_node(head=True)
         cluster.start_node(head=False)
-        os.environ.update({"RAY_TMPDIR": cluster.env["RAY_TMPDIR"], "RAY_AUTH_MODE": "token",
+        os.environ.update({"RAY_TMPDIR": cluster.env["RAY_TMPDIR"], "RAY_AUTH_MODE": "disabled",
                            "EVALYARD_RAY_ADDRESS": cluster.address})
         db = work / f"ray_{cases}.db"
         wall, rss = timed([str(BIN / "evalyard"), "run", str(data), "-s", "exact_match", "-s", "word_count_match",
