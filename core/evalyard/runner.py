@@ -198,8 +198,9 @@ def check_cases(suite: Suite, prepared: list[PreparedScorer], generator: Prepare
                     break
     if count == 0:
         raise InputError("the suite has no cases", path=suite.source or suite.name)
-    if _has_equal_pair(id_hashes):
-        _raise_duplicate(suite, id_hashes)
+    suspects = _shared_hashes(id_hashes)
+    if suspects:
+        _raise_duplicate(suite, suspects)
     if missing is not None:
         raise missing
     suite.remember(digest.hexdigest()[:16], count)
@@ -212,19 +213,17 @@ def _split_origin(origin: str) -> tuple[str, int | None]:
     return path, int(line)
 
 
-def _has_equal_pair(values) -> bool:
+def _shared_hashes(values) -> set[int]:
+    """The id hashes that occur more than once (one sort of a copy of the 8-byte hashes)."""
     import numpy as np
 
-    ordered = np.sort(np.frombuffer(values, dtype=np.int64))
-    return bool(len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any())
+    ordered = np.frombuffer(values, dtype=np.int64).copy()
+    ordered.sort()
+    return set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
 
 
-def _raise_duplicate(suite: Suite, id_hashes) -> None:
+def _raise_duplicate(suite: Suite, suspects: set[int]) -> None:
     """Some ids share a hash: read again, keeping only those, to name the first true duplicate."""
-    import numpy as np
-
-    ordered = np.sort(np.frombuffer(id_hashes, dtype=np.int64))
-    suspects = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
     seen: dict[str, str] = {}
     for case, origin in suite.iter_cases():
         if hash(case.id) not in suspects:
