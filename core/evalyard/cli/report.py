@@ -57,6 +57,11 @@ def serve(db_url, host, port):
     except OSError as exc:
         raise CLIError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     click.echo(f"evalyard dashboard on http://{host}:{server.server_port}/ (read-only, {store.url}); Ctrl-C stops it")
+    serve_until_interrupted(server, store)
+
+
+def serve_until_interrupted(server, store) -> None:
+    """Serve until Ctrl-C, then close the server and the store."""
     try:
         server.serve_forever()
     except KeyboardInterrupt:

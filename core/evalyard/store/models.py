@@ -171,3 +171,22 @@ class BatchRequestRow(SQLModel, table=True):
     #: pending -> answered | failed (a failed request is sent again in a later job)
     state: str = Field(default="pending")
     error: Optional[str] = Field(default=None, sa_column=Column(Text))
+
+
+class LabelRow(SQLModel, table=True):
+    """A person's label of one case of a run (``evalyard label``), for calibrating its judge.
+
+    ``scorer`` is the judge whose verdict the person was checking ("" : the case itself, for any
+    of the run's scorers). One label per (run, case, scorer): labelling again replaces it, and
+    ``labeller`` and ``created_at`` say who gave the label in force and when."""
+
+    __tablename__ = "labels"
+    __table_args__ = (UniqueConstraint("run_id", "case_id", "scorer", name="uq_labels_run_case_scorer"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="runs.id", index=True)
+    case_id: str
+    scorer: str = ""
+    label: str
+    labeller: str = ""
+    created_at: datetime = Field(default_factory=utcnow)

@@ -69,14 +69,36 @@ def _file_hash(path: str) -> str:
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-def calibration(app: Any, data: str, *, run_ref: str | None, scorer: str | None, label_field: str,
+def _stored_labels(app: Any, db: str | None, run_ref: str | None, scorer: str | None) -> tuple[Any, str, str, str]:
+    """The run's cases labelled in the database, as a labelled data file would give them."""
+    from types import SimpleNamespace
+
+    from evalyard.labels import labelled_cases
+
+    if run_ref is None:
+        raise click.UsageError("give DATA (a labelled data file), or --run RUN_ID whose cases were labelled "
+                               "with `evalyard label`")
+    store = app.open_store(db)
+    run = store.get_run(run_ref)
+    cases, data_hash = labelled_cases(store, run.id, _run_scorer(run, scorer)["name"])
+    if not cases:
+        raise InputError(f"run {run.id} has no labels in {store.url}: label its cases with `evalyard label {run.id}`, "
+                         f"or give a labelled data file")
+    return SimpleNamespace(cases=cases), data_hash, f"labels of run {run.id}", DEFAULT_LABEL
+
+
+def calibration(app: Any, data: str | None, *, run_ref: str | None, scorer: str | None, label_field: str,
                 positive: str | None, judge_model: str | None, db: str | None, concurrency: int,
                 value: str = "auto", with_baselines: bool = True) -> dict[str, Any]:
     from evalyard import Score
 
     from .agreement import Pair, agreement_report
 
-    suite, _ = app.load_suite(data)
+    if data is None:  # the labels people gave with `evalyard label`, kept with the run
+        suite, data_hash, data, label_field = _stored_labels(app, db, run_ref, scorer)
+    else:
+        suite, _ = app.load_suite(data)
+        data_hash = _file_hash(data)
     labels = {c.id: _label_of(c, label_field) for c in suite.cases}
     if all(v is None or v == "" for v in labels.values()):
         raise InputError(f"no case carries a human label in {label_field} (choose the field with --label)",
@@ -124,7 +146,7 @@ def calibration(app: Any, data: str, *, run_ref: str | None, scorer: str | None,
     report = agreement_report(pairs, higher_is_better=entry.get("higher_is_better", True),
                               scorer_threshold=_number_or_none(entry.get("threshold")), positive=positive,
                               with_baselines=with_baselines)
-    out = {"data": data, "data_hash": _file_hash(data), "label_field": label_field, "positive": positive,
+    out = {"data": data, "data_hash": data_hash, "label_field": label_field, "positive": positive,
            "run_id": run.id, "scorer": entry["name"], "qualified": entry.get("qualified"),
            "fingerprint": entry.get("fingerprint"), "fingerprint_data": entry.get("fingerprint_data"),
            "value": source, "cases": len(suite.cases), "skipped": skipped, **report}
@@ -236,7 +258,7 @@ def render_text(report: dict[str, Any], show: int) -> str:
 
 
 @click.command("calibrate")
-@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.argument("data", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--run", "run_ref", metavar="RUN_ID", help="Use this run's results (id, id prefix or run name).")
 @click.option("--scorer", "-s", metavar="NAME[:key=value,...]",
               help="The scorer to compare (runs it on DATA first when --run is not given).")
@@ -264,7 +286,8 @@ def render_text(report: dict[str, Any], show: int) -> str:
                                                                         "data directory).")
 def calibrate_command(data, run_ref, scorer, label_field, positive, judge_model, prompts_dirs, concurrency, show,
                       value, baselines, save, as_json, db_url):
-    """How well a scorer agrees with human labels on DATA: accuracy, Cohen's kappa, Spearman and
+    """How well a scorer agrees with human labels on DATA (or, without DATA, with the labels given
+    to RUN's cases with `evalyard label`): accuracy, Cohen's kappa, Spearman and
     Pearson, AUC, a confusion matrix, the best threshold for a numeric scorer against binary labels
     (with its accuracy on held-out folds), no-model baselines, and the cases where they disagree.
 
@@ -272,6 +295,7 @@ def calibrate_command(data, run_ref, scorer, label_field, positive, judge_model,
     evalyard calibrate examples/calibrate.jsonl --scorer contains
     evalyard calibrate labelled.jsonl --run RUN_ID --scorer qa_correctness --json
     evalyard calibrate labelled.jsonl -s criteria/correctness:logprobs=true --save
+    evalyard calibrate --run RUN_ID          (after `evalyard label RUN_ID`)
     """
     from evalyard import current_app, echo_json
 
