@@ -24,7 +24,7 @@
     $("label-done").hidden = !done;
     $("label-progress").textContent = "(" + Math.min(at + 1, cases.length) + " of " + cases.length + ", " +
       saved + " labelled this session)";
-    if (done) { $("label-id").textContent = ""; return; }
+    if (done) { $("label-id").textContent = ""; document.body.setAttribute("data-case", ""); return; }
     var c = cases[at];
     $("label-id").textContent = c.id + (c.why ? "  [" + c.why + "]" : "");
     $("label-input").textContent = c.input || "";
@@ -42,6 +42,8 @@
     // the verdict stays hidden until the case is labelled, unless the person asked to see it
     $("label-verdict-box").hidden = !(showVerdict || c.label);
     $("label-verdict").textContent = verdictText(c.verdict);
+    $("label-current").textContent = c.label ? "labelled " + c.label.label +
+      (c.label.labeller ? " by " + c.label.labeller : "") + " (a new label replaces it)" : "not labelled yet";
     document.body.setAttribute("data-case", c.id);
   }
 
