@@ -84,20 +84,20 @@ def labels_hash(labels: dict[str, dict[str, Any]]) -> str:
 
 
 def _cases(store, run, case_ids: list[str]) -> dict[str, Case]:
-    """These cases of ``run`` (suite content plus the run's candidate), by id."""
+    """These cases of ``run`` (suite content plus the run's candidate), by id, in suite order."""
     cases, candidates = CaseRow.__table__.c, CandidateRow.__table__.c
-    found: dict[str, Case] = {}
+    found: list[tuple[int, Case]] = []
     for chunk in chunked(case_ids, _IN_CHUNK):
-        query = (select(cases.case_id, cases.input, cases.reference, type_coerce(cases.context, String),
-                        type_coerce(cases.metadata, String), candidates.text)
+        query = (select(cases.position, cases.case_id, cases.input, cases.reference,
+                        type_coerce(cases.context, String), type_coerce(cases.metadata, String), candidates.text)
                  .join_from(CaseRow.__table__, CandidateRow.__table__,
                             (candidates.run_id == run.id) & (candidates.case_id == cases.case_id))
                  .where(cases.suite_id == run.suite_id, cases.case_id.in_(chunk)))
         with store.engine.connect() as connection:
-            for case_id, text_in, reference, context, metadata, candidate in connection.execute(query):
-                found[case_id] = Case(id=case_id, input=text_in, candidate=candidate, reference=reference,
-                                      context=_json_list(context), metadata=_json_dict(metadata))
-    return found
+            for position, case_id, text_in, reference, context, metadata, candidate in connection.execute(query):
+                found.append((position, Case(id=case_id, input=text_in, candidate=candidate, reference=reference,
+                                             context=_json_list(context), metadata=_json_dict(metadata))))
+    return {case.id: case for _, case in sorted(found, key=lambda item: item[0])}
 
 
 def labelled_cases(store, run_id: str, scorer: str | None = None,
@@ -106,13 +106,9 @@ def labelled_cases(store, run_id: str, scorer: str | None = None,
     and the labels' content hash: a labelled data file made from the database."""
     run = store.get_run(run_id)
     labels = stored_labels(store, run.id, scorer)
-    found = _cases(store, run, list(labels))
-    order = store.case_order(run) if len(found) < 50_000 else {}
-    cases = []
-    for case_id in sorted(found, key=lambda c: (order.get(c, 0), c)):
-        case = found[case_id]
-        case.metadata = {**case.metadata, field: labels[case_id]["label"]}
-        cases.append(case)
+    cases = list(_cases(store, run, list(labels)).values())
+    for case in cases:
+        case.metadata = {**case.metadata, field: labels[case.id]["label"]}
     return cases, labels_hash({c.id: labels[c.id] for c in cases})
 
 

@@ -10,7 +10,7 @@ import evalyard
 from evalyard import Settings, hookimpl
 from evalyard.cli import cli
 
-CORE_COMMANDS = {"run", "runs", "compare", "scorers", "plugins", "plugin", "report", "serve", "prompts", "cache",
+CORE_COMMANDS = {"run", "runs", "compare", "scorers", "plugins", "plugin", "report", "serve", "label", "prompts", "cache",
                  "install", "uninstall"}
 
 

@@ -64,11 +64,11 @@ def test_relabelling_replaces_and_a_scorer_label_wins(scripted_plugin, db):
 
     run_id = _values_run(scripted_plugin, db, [0.9, 0.1, 0.6])
     store = scripted_plugin.open_store(db)
-    save_label(store, run_id, "c000", "no", scorer="scripted", labeller="ann")
-    save_label(store, run_id, "c000", "yes", scorer="scripted", labeller="bob")  # replaces ann's
-    save_label(store, run_id, "c001", "no", labeller="ann")                      # any scorer
     save_label(store, run_id, "c002", "yes", labeller="ann")
     save_label(store, run_id, "c002", "no", scorer="scripted", labeller="bob")   # wins for scripted
+    save_label(store, run_id, "c001", "no", labeller="ann")                      # any scorer
+    save_label(store, run_id, "c000", "no", scorer="scripted", labeller="ann")
+    save_label(store, run_id, "c000", "yes", scorer="scripted", labeller="bob")  # replaces ann's
     labels = stored_labels(store, run_id, "scripted")
     assert {k: (v["label"], v["labeller"]) for k, v in labels.items()} == {
         "c000": ("yes", "bob"), "c001": ("no", "ann"), "c002": ("no", "bob")}
@@ -77,7 +77,8 @@ def test_relabelling_replaces_and_a_scorer_label_wins(scripted_plugin, db):
         save_label(store, run_id, "c000", "maybe")
 
     cases, digest = labelled_cases(store, run_id, "scripted")
-    assert [(c.id, c.metadata["human_label"], c.candidate, c.context) for c in cases] == [
+    assert [  # in suite order, whatever order they were labelled in
+(c.id, c.metadata["human_label"], c.candidate, c.context) for c in cases] == [
         ("c000", "yes", "answer 0", ["passage 0"]), ("c001", "no", "answer 1", ["passage 1"]),
         ("c002", "no", "answer 2", ["passage 2"])]
     save_label(store, run_id, "c001", "yes")
