@@ -83,6 +83,8 @@ def test_relabelling_replaces_and_a_scorer_label_wins(scripted_plugin, db):
         ("c002", "no", "answer 2", ["passage 2"])]
     save_label(store, run_id, "c001", "yes")
     assert labelled_cases(store, run_id, "scripted")[1] != digest  # the hash follows the labels
+    store.delete_run(run_id)  # its labels go with it (a label refers to its run)
+    assert stored_labels(store, run_id) == {}
 
 
 def test_first_pass_draws_evenly_from_the_bins_of_the_judges_value(scripted_plugin, db):

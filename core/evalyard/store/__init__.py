@@ -20,7 +20,8 @@ from sqlmodel import Session
 from ..errors import EvalyardError, UnknownNameError
 from ..scoring import Case, Score
 from ..suite import Suite
-from .models import CalibrationRow, CandidateRow, CaseRow, ModelCallRow, ResultRow, RunRow, SuiteRow, utcnow
+from .models import (CalibrationRow, CandidateRow, CaseRow, LabelRow, ModelCallRow, ResultRow, RunRow, SuiteRow,
+                     utcnow)
 
 __all__ = ["Store", "CalibrationRow", "CandidateRow", "CaseRow", "ModelCallRow", "ResultRow", "RunRow", "SuiteRow"]
 
@@ -529,6 +530,7 @@ class Store:
     def delete_run(self, run_id: str) -> None:
         with Session(self.engine) as session:
             session.execute(delete(ResultRow).where(ResultRow.run_id == run_id))
+            session.execute(delete(LabelRow).where(LabelRow.run_id == run_id))
             session.execute(delete(CandidateRow).where(CandidateRow.run_id == run_id))
             session.execute(delete(RunRow).where(RunRow.id == run_id))
             session.commit()

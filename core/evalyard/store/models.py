@@ -184,7 +184,7 @@ class LabelRow(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("run_id", "case_id", "scorer", name="uq_labels_run_case_scorer"),)
 
     id: Optional[int] = Field(default=None, primary_key=True)
-    run_id: str = Field(foreign_key="runs.id", index=True)
+    run_id: str = Field(foreign_key="runs.id")  # looked up by the unique constraint's index
     case_id: str
     scorer: str = ""
     label: str

@@ -26,9 +26,7 @@ def upgrade():
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("run_id", "case_id", "scorer", name="uq_labels_run_case_scorer"),
     )
-    op.create_index("ix_labels_run_id", "labels", ["run_id"])
 
 
 def downgrade():
-    op.drop_index("ix_labels_run_id", table_name="labels")
     op.drop_table("labels")
