@@ -182,6 +182,17 @@ def _request(port, method, path, body=None, headers=None):
         connection.close()
 
 
+def test_the_page_listens_on_one_address_only(scripted_plugin, db):
+    from click.testing import CliRunner
+
+    from evalyard.cli import cli
+
+    run_id = _values_run(scripted_plugin, db, [0.1, 0.9])
+    done = CliRunner().invoke(cli, ["label", run_id, "--db", db, "--host", "0.0.0.0", "--port", "0"],
+                              obj=scripted_plugin)
+    assert done.exit_code == 2 and "listens on one address" in done.output
+
+
 def test_the_page_carries_its_token_and_forbids_framing(label_server):
     _, run_id, port, token = label_server
     status, html, headers = _request(port, "GET", "/")

@@ -21,7 +21,8 @@ from .options import CLIError, db_option, open_store
                                                    "hidden until then; the page can toggle it).")
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on. Anything but 127.0.0.1 lets the network see the cases.")
+              help="Address to listen on (one address, not 0.0.0.0). Anything but 127.0.0.1 lets the network "
+                   "see the cases.")
 @click.option("--port", "-p", default=8001, show_default=True, type=click.IntRange(0, 65535))
 def label(run_ref, scorer, labeller, size, bins, seed, show_verdict, db_url, host, port):
     """Label RUN's cases yes/no in the browser, one at a time; the labels are kept in the database
@@ -47,7 +48,7 @@ def label(run_ref, scorer, labeller, size, bins, seed, show_verdict, db_url, hos
     try:
         app = create_label_app(store, run, entry, picks, labeller=labeller, show_verdict=show_verdict)
         server = make_label_server(app, host=host, port=port)
-    except FlaskMissing as exc:
+    except (FlaskMissing, ValueError) as exc:
         raise CLIError(str(exc)) from None
     except OSError as exc:
         raise CLIError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

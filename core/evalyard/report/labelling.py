@@ -77,14 +77,14 @@ def page_cases(store, run, entry: dict[str, Any], picks: list) -> list[dict[str,
 def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller: str, show_verdict: bool = False,
                      token: str | None = None):
     """The labelling page's WSGI app. ``app.config["ALLOWED_HOSTS"]``: the Host values it answers
-    (``make_label_server`` sets them once the port is known; None accepts any)."""
+    (``make_label_server`` sets them once the port is known)."""
     from .serve import _flask
 
     flask = _flask()
     from ..labels import LABELS, save_label
 
     app = flask.Flask("evalyard.label")
-    app.config["ALLOWED_HOSTS"] = None
+    app.config["ALLOWED_HOSTS"] = set()  # nothing is answered until the server says its names
     token = token or secrets.token_urlsafe(32)
     cases = page_cases(store, run, entry, picks)
     offered = {case["id"] for case in cases}
@@ -99,7 +99,7 @@ def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller
     @app.before_request
     def known_host():
         allowed = app.config["ALLOWED_HOSTS"]
-        if allowed is not None and flask.request.host not in allowed:
+        if flask.request.host not in allowed:
             return refuse(403, f"unknown host {flask.request.host!r}")
         return None
 
@@ -146,11 +146,13 @@ def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller
     return app
 
 
-def _host_names(host: str, port: int) -> set[str] | None:
-    """The Host values a browser sends for this server (None: listening on every address, where
-    the name users reach it under is not known)."""
-    if host in ("0.0.0.0", "::", ""):
-        return None
+#: Addresses that mean "every interface": the name a browser would reach the page under is
+#: unknown there, so the Host check could not tell this server's name from a rebinding one's.
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+
+def _host_names(host: str, port: int) -> set[str]:
+    """The Host values a browser sends for this server."""
     names = {f"{host}:{port}", f"[{host}]:{port}"}
     if host in ("127.0.0.1", "::1", "localhost"):
         names |= {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
@@ -161,6 +163,9 @@ def make_label_server(app, host: str = "127.0.0.1", port: int = 0):
     """A werkzeug server for the labelling app (``serve_forever()`` to run, ``shutdown()`` to stop)."""
     from werkzeug.serving import make_server as werkzeug_server
 
+    if host in WILDCARD_HOSTS:
+        raise ValueError(f"--host {host!r}: the labelling page listens on one address (its Host check needs it); "
+                         f"give that address, such as this machine's address on the network")
     server = werkzeug_server(host, port, app, threaded=True)
     app.config["ALLOWED_HOSTS"] = _host_names(host, server.server_port)
     return server
