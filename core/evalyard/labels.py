@@ -17,7 +17,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from sqlalchemy import String, and_, delete, exists, func, or_, select, type_coerce
+from sqlalchemy import BigInteger, String, and_, cast, delete, exists, func, literal, or_, select, type_coerce
 
 from .errors import InputError
 from .scoring import Case
@@ -173,8 +173,11 @@ def _spread(seed: int):
     (plus the seed) and a squaring, both modulo a prime just under the square root of 2**63, so
     every product fits a 64-bit integer (row ids up to two billion, seeds up to ``MAX_SEED``) and
     seeds give unrelated orders (a multiplicative hash alone gives near-identical ones)."""
-    mixed = (ResultRow.id * 2654435761 + seed * 1000003) % _PRIME
-    return (mixed * mixed) % _PRIME
+    def big(number: int):  # PostgreSQL would bind these as INTEGER and overflow
+        return literal(number, BigInteger)
+
+    mixed = (cast(ResultRow.id, BigInteger) * big(2654435761) + big(seed * 1000003)) % big(_PRIME)
+    return (mixed * mixed) % big(_PRIME)
 
 
 #: A prime below the square root of 2**63 (see ``_spread``).

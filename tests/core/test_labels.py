@@ -22,8 +22,9 @@ def _values_run(app, db, values, *, name="labelled", verdicts=None):
 
 
 @pytest.fixture
-def db(tmp_path):
-    return f"sqlite:///{tmp_path / 'labels.db'}"
+def db(db_url):
+    """SQLite, and a real PostgreSQL server (the sampler's arithmetic is SQL)."""
+    return db_url
 
 
 def test_an_existing_database_upgrades_to_the_labels_table(db_url):
