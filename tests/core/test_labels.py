@@ -242,7 +242,7 @@ def test_only_its_own_page_can_write_a_label(label_server):
 
 # -- calibrate --run on stored labels --------------------------------------------------------------
 
-def test_calibrate_run_without_data_uses_the_stored_labels(installed_plugins, scripted_plugin, db):
+def test_calibrate_run_without_data_uses_the_stored_labels(scripted_plugin, db):
     from click.testing import CliRunner
 
     from evalyard.cli import cli
