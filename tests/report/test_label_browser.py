@@ -50,7 +50,7 @@ def label_page(labelled_run, cli_env, tmp_path):
         line = server.stdout.readline()  # the server prints its address once it listens
         match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
         assert match, line + server.stderr.read()
-        yield match.group(1), db, run_id
+        yield match.group(1), db, run_id, server
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -60,7 +60,7 @@ def test_label_ten_cases_in_the_browser_then_calibrate_on_them(label_page, brows
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
-    url, db, run_id = label_page
+    url, db, run_id, _ = label_page
     driver = browser.driver
     browser.open(url)
     by_id = {f"a{i:02d}": v for i, v in enumerate(VALUES)}
@@ -122,3 +122,18 @@ def test_label_ten_cases_in_the_browser_then_calibrate_on_them(label_page, brows
     expected = sum(_truth(c, by_id[c]) == ("yes" if by_id[c] >= 0.5 else "no") for c in labelled) / 10
     assert report["labels"]["accuracy"] == pytest.approx(expected)
     assert sorted(d["id"] for d in report["disagreements"]) == sorted(c for c in labelled if c[-1] in "37")
+
+
+def test_a_label_the_server_did_not_store_is_not_lost_silently(label_page, browser):
+    """The server stopped: the label fails, the page says so and goes back to that case."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    url, _, _, server = label_page
+    browser.open(url)
+    body = browser.driver.find_element("tag name", "body")
+    first = body.get_attribute("data-case")
+    server.terminate()
+    server.wait(timeout=10)
+    ActionChains(browser.driver).send_keys("y").perform()
+    browser.wait(lambda d: d.find_element("id", "label-status").text.startswith("not saved:"))
+    assert body.get_attribute("data-case") == first and body.get_attribute("data-saved") is None

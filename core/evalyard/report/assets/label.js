@@ -68,7 +68,12 @@
           show();
         });
       })
-      .catch(function (error) { status("not saved: " + error.message); })
+      .catch(function (error) {
+        // back to the case, so the person sees which label was lost and can give it again
+        at = cases.indexOf(c);
+        show();
+        status("not saved: " + error.message);
+      })
       .then(function () { pending -= 1; document.body.setAttribute("data-pending", pending); });
     at += 1;
     show();
