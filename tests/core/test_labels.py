@@ -264,3 +264,29 @@ def test_calibrate_run_without_data_uses_the_stored_labels(scripted_plugin, db):
     assert [d["id"] for d in report["disagreements"]] == ["c004"]
     done = runner.invoke(cli, ["calibrate", "--db", db], obj=scripted_plugin)
     assert done.exit_code == 2 and "--run RUN_ID" in done.output
+
+
+def test_the_sample_of_a_large_run_takes_memory_that_does_not_grow_with_it(tmp_path):
+    """20,000 cases: reading the scorer's results into Python would take megabytes; the sample
+    takes the LIMIT queries' rows only."""
+    import tracemalloc
+
+    from evalyard.labels import sample, save_label, scorer_entry
+    from evalyard.report.synthetic import write_bulk_run
+    from evalyard.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'large.db'}")
+    try:
+        run = store.get_run(write_bulk_run(store, 20_000))
+        entry = scorer_entry(run, "overlap")
+        for i in range(0, 20_000, 400):  # 50 labels, all "no": the judge passes some, so a second pass
+            save_label(store, run.id, f"case-{i:07d}", "no")
+        tracemalloc.start()
+        picks = sample(store, run, entry, 20)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    finally:
+        store.close()
+    assert len([p for p in picks if p.why != "disagreement"]) == 20
+    assert any(p.why == "disagreement" for p in picks)
+    assert peak < 1 << 20, f"sampling 20,000 results took {peak / 2**20:.1f} MiB"
