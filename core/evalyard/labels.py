@@ -202,7 +202,7 @@ def stratified(store, run, entry: dict[str, Any], size: int, *, bins: int = DEFA
             count = bins if high > low else 1
             width = (high - low) / count
             for b in range(count):
-                lower = ResultRow.value >= low + b * width if b else ResultRow.value >= low
+                lower = ResultRow.value >= low + b * width
                 upper = ResultRow.value < low + (b + 1) * width if b < count - 1 else ResultRow.value <= high
                 strata.append((f"bin {b + 1}/{count}", and_(lower, upper)))
         # results with a label and no value (a verdict-only judge): a stratum per label
