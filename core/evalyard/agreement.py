@@ -373,16 +373,20 @@ def _common_labels(pairs: list[Pair]) -> tuple[list[str], list[str]] | None:
     return None
 
 
-def positive_label(pairs: list[Pair], positive: str | None, scorer_labels: Sequence[str] = ()) -> str | None:
-    """The human label that counts as positive: ``--positive``; else ``yes`` for the usual spellings
-    of a binary verdict; else, for two labels the scorer also gives (a pairwise judge's
-    ``candidate``/``reference``), the one it lists first -- its high value's label."""
+def positive_label(pairs: list[Pair], positive: str | None, scorer_labels: Sequence[str] = (),
+                   higher_is_better: bool = True) -> str | None:
+    """The human label that counts as positive (the side a high value speaks for): ``--positive``;
+    else, for the usual spellings of a binary verdict, the "yes" one (the "no" one for a scorer whose
+    lower values are better: a high hallucination score speaks for "unfaithful"); else, for two
+    labels the scorer also gives (a pairwise judge's ``candidate``/``reference``), the one it lists
+    first -- its high value's label."""
     if positive is not None:
         return as_text(positive)
     humans = sorted({as_text(p.human) for p in pairs})
     if all(polar(h) for h in humans):
-        said_yes = [h for h in humans if polar(h) == "yes"]
-        return said_yes[0] if len(said_yes) == 1 else "yes"
+        side = "yes" if higher_is_better else "no"
+        said = [h for h in humans if polar(h) == side]
+        return said[0] if len(said) == 1 else side
     known = [as_text(label) for label in scorer_labels]
     shared = [h for h in humans if h in known]
     if len(humans) == 2 and shared:
@@ -394,8 +398,8 @@ def _positive_side(pairs: list[Pair], positive: str | None) -> list[bool] | None
     if positive is None:
         return None
     humans = [as_text(p.human) for p in pairs]
-    if positive not in humans and positive == "yes":
-        return [polar(h) == "yes" for h in humans]
+    if positive not in humans and positive in ("yes", "no"):
+        return [polar(h) == positive for h in humans]
     return [h == positive for h in humans]
 
 
@@ -493,8 +497,11 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
     truth: list[str] | None = None
     compared = pairs
     labelled = [p for p in pairs if p.label is not None]
-    common = _common_labels(labelled) if labelled and kind != "numeric" else None
     pairwise = bool(pairs) and all(_winners(p) for p in pairs)
+    if pairwise and len(labelled) == len(pairs):  # one vocabulary (candidate, reference, ...) even with no side picked
+        common = ([as_text(p.human) for p in pairs], [as_text(p.label) for p in pairs])
+    else:
+        common = _common_labels(labelled) if labelled and kind != "numeric" else None
     if common is not None:
         truth, predicted = common
         compared = labelled
@@ -505,7 +512,7 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
             report["pairwise"] = pairwise_figures(labelled, truth, predicted)
     if kind == "binary":
         valued = [p for p in pairs if p.value is not None]
-        report["positive_label"] = positive_label(valued, positive, scorer_labels)
+        report["positive_label"] = positive_label(valued, positive, scorer_labels, higher_is_better)
         sides = _positive_side(valued, report["positive_label"])
         if valued and sides is None:
             report["notes"].append("no threshold, AUC or baselines: name the human label that counts as positive "

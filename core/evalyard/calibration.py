@@ -163,7 +163,7 @@ def agreement(store: Any, spec: dict[str, Any]) -> dict[str, Any] | None:
     held = summary.get("held_out") or {}
     warnings = []
     if used and used.get("refused"):
-        warnings.append(f"--calibrated did not apply calibration {row.id}: {used['refused']}")
+        warnings.append(f"--calibrated: calibration {row.id} NOT applied: {used['refused']}")
     if applied and held:
         figure = {"rule": f"the calibrated threshold {_rule_text(summary)} on {summary.get('value', 'value')}, "
                           f"{held.get('method')}", **held}
@@ -179,8 +179,9 @@ def agreement(store: Any, spec: dict[str, Any]) -> dict[str, Any] | None:
     if best and out["accuracy"] is not None and best["accuracy"] >= out["accuracy"] - 1e-9:
         warnings.append(f"no better than a no-model baseline: {best['name']} gets accuracy {best['accuracy']:.2f}"
                         f"{_ci(best.get('accuracy_ci'))} held out, this judge {out['accuracy']:.2f}")
-    elif applied and majority is not None and out["accuracy"] is not None and out["accuracy"] < majority:
-        warnings.append(f"the calibrated threshold's held-out accuracy is below the majority class's ({majority:.2f})")
+    if applied and majority is not None and out["accuracy"] is not None and out["accuracy"] < majority:
+        warnings.append(f"the calibrated threshold's held-out accuracy is below the majority-class baseline's "
+                        f"({majority:.2f})")
     out["warnings"] = warnings
     out["line"] = agreement_line(out)
     out["lines"] = [out["line"], *([card_line(out["card"])] if out["card"] else []),
@@ -200,8 +201,7 @@ def _uncalibrated_figure(summary: dict[str, Any], spec: dict[str, Any]) -> dict[
                 "kappa": summary.get("kappa")}
     own = summary.get("scorer_threshold")
     threshold = spec.get("threshold")
-    if (found.get("rule") != "its labels" and isinstance(threshold, (int, float)) and own is not None
-            and threshold != own and summary.get("points")):
+    if isinstance(threshold, (int, float)) and own is not None and threshold != own and summary.get("points"):
         return _figure_at(summary["points"], threshold, spec.get("higher_is_better", True))
     return found
 

@@ -63,7 +63,7 @@ def render_text(report: dict[str, Any], show: int) -> str:
         lines.append(f"as a run uses it ({at['rule']}, nothing fitted): {_figure(at)}   (n={at['n']}, 95% bootstrap "
                      f"intervals)")
     agreement = report["labels"]
-    if agreement and (not at or agreement["basis"] != at["rule"]):
+    if agreement and (not at or agreement["basis"] not in (at["rule"], "labels")):
         lines.append(f"accuracy {_fmt(agreement['accuracy'])}{_ci(agreement.get('accuracy_ci'))}   Cohen's kappa "
                      f"{_fmt(agreement['kappa'])}{_ci(agreement.get('kappa_ci'))}   (n={agreement['n']}, compared by "
                      f"{agreement['basis']})")
