@@ -545,7 +545,8 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
                     guesses, basis = at_scorer
                 elif best is not None and best["held_out"] is not None:
                     guesses = cross_validated(xs, sides)[1]
-                    basis = f"{_rule(best['threshold'], best['direction'])}, {best['held_out']['method']}"
+                    basis = (f"{_rule(best['threshold'], best['direction'])}, {best['held_out']['method']} (the "
+                             f"scorer has no threshold of its own)")
                 if guesses is not None:
                     truth = ["yes" if s else "no" for s in sides]
                     predicted = ["yes" if g else "no" for g in guesses]

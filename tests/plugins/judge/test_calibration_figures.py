@@ -167,3 +167,21 @@ def test_claims_get_a_claim_vs_evidence_overlap_baseline(rules, monkeypatch):
     # these hand-made pairs, written so that word overlap does not give the answer away, it ranks at chance
     assert overlap["accuracy"] == 0.625 and overlap["auc"] == pytest.approx(0.528, abs=1e-3)
     assert "word overlap with context/reference" not in report["baselines"]
+
+
+def test_the_judge_card_gives_self_consistency_when_the_judge_is_sampled(app, rules, tmp_path):
+    data = correctness(tmp_path, n=8)
+    # each answer: "yes" once, then "no": three samples agree 2 to 1
+    model = rules([rule for k in range(8) for rule in (
+        {"contains": f"answer {k:02d}", "content": "ANSWER: yes", "times": 1},
+        {"contains": f"answer {k:02d}", "content": "ANSWER: no"})])
+    report = json.loads(invoke(app, "calibrate", data, "-s", "criteria/correctness:samples=3", "--judge-model", model,
+                               "--save", "--json").output)
+    card = report["card"]
+    assert card["self_consistency"] == pytest.approx(2 / 3) and card["position_consistency"] is None
+    assert card["scorer"] == "criteria/correctness" and card["model"] == model and card["template"]
+    one = json.loads(invoke(app, "calibrate", data, "-s", "criteria/correctness", "--judge-model", model,
+                            "--json").output)["card"]
+    assert one["self_consistency"] is None and "samples=N" in one["self_consistency_note"]
+    ran = invoke(app, "run", data, "-s", "criteria/correctness:samples=3", "--judge-model", model).output
+    assert "judge card: AUC" in ran and "self-consistency 0.67" in ran
