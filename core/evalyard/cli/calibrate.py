@@ -102,6 +102,11 @@ def render_text(report: dict[str, Any], show: int) -> str:
                   table(["predictor", "rule", "accuracy (fitted)", "accuracy (held out)", "kappa (held out)"], rows)]
         verdicts = report["baseline_verdicts"]
         lines += [f"WARNING: {v}" for v in verdicts] or ["no baseline matches the judge"]
+        best_base = report.get("best_baseline")
+        if at and best_base and at["accuracy"] is not None and at["accuracy"] <= best_base["accuracy"] + 1e-9 \
+                and not verdicts:
+            lines.append(f"WARNING: as a run uses it (accuracy {at['accuracy']:.3f}) the judge is no better than "
+                         f"{best_base['name']} ({best_base['accuracy']:.3f} held out); only its calibrated threshold is")
         majority = (found.get("majority class") or {}).get("held_out") or {}
         held = (best or {}).get("held_out") or {}
         if best and best["direction"] == ">=" and held and majority and held["accuracy"] < majority["accuracy"]:
