@@ -162,9 +162,10 @@ def render_text(report: dict[str, Any], show: int) -> str:
                                                                         "data directory).")
 def calibrate_command(data, run_ref, scorer, label_field, positive, judge_model, prompts_dirs, concurrency, show,
                       value, baselines, save, as_json, db_url):
-    """How well a scorer agrees with human labels on DATA: accuracy, Cohen's kappa, Spearman and
-    Pearson, AUC, a confusion matrix, the best threshold for a numeric scorer against binary labels
-    (with its accuracy on held-out folds), no-model baselines, and the cases where they disagree.
+    """How well a scorer agrees with human labels on DATA: accuracy and Cohen's kappa at the
+    threshold a run uses, Spearman and Pearson, AUC, a confusion matrix, the best threshold for a
+    numeric scorer against binary labels (with its accuracy on held-out folds), no-model baselines,
+    the judge card, and the cases where they disagree; 95% bootstrap intervals throughout.
 
     \b
     evalyard calibrate examples/calibrate.jsonl --scorer contains
