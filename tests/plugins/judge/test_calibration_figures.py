@@ -185,3 +185,24 @@ def test_the_judge_card_gives_self_consistency_when_the_judge_is_sampled(app, ru
     assert one["self_consistency"] is None and "samples=N" in one["self_consistency_note"]
     ran = invoke(app, "run", data, "-s", "criteria/correctness:samples=3", "--judge-model", model).output
     assert "judge card: AUC" in ran and "self-consistency 0.67" in ran
+
+
+def test_compare_and_calibrate_count_position_inconsistency_alike(app, rules, tmp_path):
+    rows = [json.loads(x) for x in (LABELLED / "pairwise.jsonl").read_text().splitlines()]
+    # Canberra first: a tie; Canberra second: it wins. The orders disagree (a tie, then a side), though the
+    # scorer's label is a side (candidate): both commands must count that pair as position-inconsistent.
+    model = rules([{"template": "judge/pairwise", "regex": r"First response:\n<data-\w+>\nCanberra", "content": "tie"},
+                   {"template": "judge/pairwise", "contains": "Canberra", "content": "second"},
+                   {"template": "judge/pairwise", "content": "second"}])
+    report = json.loads(invoke(app, "calibrate", LABELLED / "pairwise.jsonl", "-s", "pairwise", "--judge-model", model,
+                               "--json").output)
+    base = write(tmp_path, "base.jsonl", [{**r, "candidate": r["reference"], "reference": "x"} for r in rows])
+    new = write(tmp_path, "new.jsonl", [{**r, "reference": "x"} for r in rows])
+    ids = [json.loads(invoke(app, "run", f, "-s", "exact_match", "--json").output)["run_id"] for f in (base, new)]
+    compared = json.loads(invoke(app, "compare", *ids, "--judge", "pairwise", "--judge-model", model, "--json").output)
+    inconsistent = compared["pairwise"]["position_inconsistent"]
+    assert inconsistent == pytest.approx(12 / 12)
+    assert report["pairwise"]["position_consistency"] == pytest.approx(1 - inconsistent)
+    # the scorer's label for that pair is the side it picked (right, so no disagreement): counting labels
+    # named "inconsistent", as calibrate did, would have missed it
+    assert "what-is-the-capital-of-australia" not in {d["id"] for d in report["disagreements"]}
