@@ -122,6 +122,9 @@ def test_label_ten_cases_in_the_browser_then_calibrate_on_them(label_page, brows
     expected = sum(_truth(c, by_id[c]) == ("yes" if by_id[c] >= 0.5 else "no") for c in labelled) / 10
     assert report["labels"]["accuracy"] == pytest.approx(expected)
     assert sorted(d["id"] for d in report["disagreements"]) == sorted(c for c in labelled if c[-1] in "37")
+    text = evalyard("calibrate", "--run", run_id, "--db", db, "--no-baselines", env=cli_env).stdout
+    print(f"labelled {labelled}\n{text}")  # what a person sees (pytest -s shows it)
+    assert f"scripted vs metadata.human_label (run {run_id}): 10 cases, 10 compared" in text
 
 
 def test_a_label_the_server_did_not_store_is_not_lost_silently(label_page, browser):
