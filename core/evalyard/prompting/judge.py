@@ -11,7 +11,7 @@ a line (``Scorer.fingerprint_data``), so ``evalyard compare`` warns when either 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import ConfigError
 from .ask import Judgement, ask, planned_asks
@@ -24,10 +24,11 @@ def missing_model_message(scorer: str) -> str:
 
 
 class Judge:
-    """A model and a template; ``ask`` options given here are the defaults of every ask."""
+    """A model and a template; ``ask`` options given here are the defaults of every ask. ``layer``
+    gives the model layer when asking (a run's layer moves onto the run's database once it exists)."""
 
-    def __init__(self, runtime: Any, model: str, template: PromptTemplate, **options: Any) -> None:
-        self.runtime, self.model, self.template, self.options = runtime, model, template, options
+    def __init__(self, layer: Callable[[], Any], model: str, template: PromptTemplate, **options: Any) -> None:
+        self.layer, self.model, self.template, self.options = layer, model, template, options
 
     def fingerprint(self) -> dict[str, Any]:
         """What this judge adds to a scorer's fingerprint (the keys prompt scorers always stored)."""
@@ -36,23 +37,23 @@ class Judge:
 
     def with_template(self, template: PromptTemplate) -> "Judge":
         """The same model and options with another template (a step of a several-step judge)."""
-        return Judge(self.runtime, self.model, template, **self.options)
+        return Judge(self.layer, self.model, template, **self.options)
 
     async def ask(self, case: Any = None, **options: Any) -> Judgement:
         """``ask`` this judge about ``case``; the judgement's details name the template and its hash."""
-        judgement = await ask(self.runtime.models, self.model, self.template, case, **{**self.options, **options})
+        judgement = await ask(self.layer(), self.model, self.template, case, **{**self.options, **options})
         judgement.details = {"template": self.template.recorded_name, "template_hash": self.template.hash,
                              **judgement.details}
         return judgement
 
     def planned(self, case: Any = None, **options: Any) -> list[Any]:
         """The requests ``ask`` would send for ``case`` (``run --plan``), not sent."""
-        return planned_asks(self.runtime.models, self.model, self.template, case, **{**self.options, **options})
+        return planned_asks(self.layer(), self.model, self.template, case, **{**self.options, **options})
 
 
-def resolve_template(runtime: Any, template: str | Path | PromptTemplate,
+def resolve_template(library: Any, template: str | Path | PromptTemplate,
                      default: Path | PromptTemplate | None = None) -> PromptTemplate:
-    """A template by name from the run's library (user directories first), else ``default``: the
+    """A template by name from a library (the run's: user directories first), else ``default``: the
     template that ships with the scorer (a file next to it, or a parsed one), so a scorer works in
     a runtime whose plugins did not register their templates, and a user's file of the same name
     still overrides it."""
@@ -61,7 +62,6 @@ def resolve_template(runtime: Any, template: str | Path | PromptTemplate,
     if isinstance(template, Path):
         return parse_template(template.read_text(encoding="utf-8"), name=template.stem, path=str(template),
                               source="file")
-    library = runtime.prompts
     if default is not None and library.canonical(template) not in library.names():
         if isinstance(default, PromptTemplate):
             return default
@@ -77,4 +77,4 @@ def make_judge(runtime: Any, template: str | Path | PromptTemplate, model: str |
     if not chosen:
         raise ConfigError(missing_model_message(scorer))
     runtime.check_model(chosen)
-    return Judge(runtime, chosen, resolve_template(runtime, template, default), **options)
+    return Judge(lambda: runtime.models, chosen, resolve_template(runtime.prompts, template, default), **options)
