@@ -23,6 +23,8 @@ from .parsing import (UNSURE_FALLBACK, ReplyError, first_token_probs, interpret_
 #: Built-in scoring prompts; a template of the same name in a user's prompt directory replaces one.
 TEMPLATES = {"batch": "checklist/score_batch", "item": "checklist/score_item",
              "rlcf": "checklist/score_rlcf", "rocketeval": "checklist/score_rocketeval"}
+#: where they ship (the judge service reads one from here when no library has its name)
+TEMPLATE_DIR = Path(__file__).parent / "templates"
 DEFAULT_MAX_TOKENS = 2048
 #: AutoChecklist asks for the first answer token's top 5 alternatives (``top_logprobs=5``); more
 #: would change its reading, where the last spelling of yes/no listed wins.
@@ -145,8 +147,10 @@ class ChecklistScorer(Scorer):
         if type(self).template_text is not None and self.template_name() not in runtime.prompts.names():
             runtime.prompts.add_plugin_template(self.template_name(), type(self).template_text, plugin="python")
         try:
-            self.judge = runtime.judge(self.template_name(), self.config.model, scorer=self.name,
-                                       top_logprobs=TOP_LOGPROBS)
+            name = self.template_name()
+            shipped = TEMPLATE_DIR / f"{name.removeprefix('checklist/')}.jinja"
+            self.judge = runtime.judge(name, self.config.model, scorer=self.name, top_logprobs=TOP_LOGPROBS,
+                                       default=shipped if name in TEMPLATES.values() else None)
         except ConfigError:
             raise
         except EvalyardError as exc:  # an unknown or broken template is a configuration error

@@ -234,3 +234,15 @@ def test_the_logprob_path_asks_for_autochecklists_top_5_alternatives(app, tmp_pa
     with app.open_store().engine.connect() as connection:
         sent = [row[0] for row in connection.execute(sqlalchemy.text("SELECT request FROM model_calls"))]
     assert len(sent) == 1 and '"top_logprobs": 5' in sent[0]
+
+
+def test_the_scoring_templates_ship_with_the_scorer(rules):
+    """A runtime made without the plugin's registered templates still finds them: the judge service
+    reads the file shipped next to the scorer."""
+    from evalyard import Runtime
+    from evalyard_checklist.scorer import ChecklistScorer
+
+    scorer = ChecklistScorer(mode="item")
+    scorer.setup(Runtime(judge_model=rules([{"content": '{"answer": "YES"}'}])))
+    assert scorer.judge.template.name == "checklist/score_item"
+    assert scorer.judge.template.path.endswith("evalyard_checklist/templates/score_item.jinja")
