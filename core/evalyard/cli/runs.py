@@ -75,6 +75,9 @@ def show(run_ref, as_json, db_url):
     agreement = judge_agreements(store, run.id)
     for scorer_name, view in agreement.items():
         scorer_stats[scorer_name]["agreement"] = view
+    clustered = (run.totals or {}).get("clustered")  # kept by `run --cluster`
+    if clustered:
+        data["clustered"] = clustered
     if as_json:
         echo_json(data)
         return
@@ -94,7 +97,9 @@ def show(run_ref, as_json, db_url):
         click.echo(f"live statistics of a {run.status} run ({', '.join(live)}): the results stored so far")
     from .run import aggregate_lines
 
-    for line in aggregate_lines(scorer_stats) + agreement_lines(agreement):
+    from ..clustering import clustered_lines
+
+    for line in aggregate_lines(scorer_stats) + clustered_lines(clustered) + agreement_lines(agreement):
         click.echo(line)
 
 
