@@ -153,7 +153,8 @@ def clustered_se(cluster_totals: Iterable[tuple[int, float]]) -> tuple[float, fl
     (count, sum of values): memory grows with the clusters, never with the cases.
 
     The variance is the sandwich (CR1) estimator for a mean, G/(G-1) * sum_c (S_c - n_c*mean)^2 / N^2
-    (Miller 2024, eq. 4, with the usual G/(G-1) small-sample factor, Cameron & Miller 2015): when
+    (Miller 2024's clustered standard error, with the usual G/(G-1) small-sample factor of Cameron &
+    Miller 2015): when
     every value of a cluster is the same, it is exactly the standard error of the G cluster means."""
     totals = [(n, s) for n, s in cluster_totals if n]
     clusters = len(totals)

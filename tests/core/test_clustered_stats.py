@@ -198,3 +198,26 @@ def test_compare_streams_past_the_bootstrap_limit(tmp_path, monkeypatch):
         assert streamed[key] == pytest.approx(kept[key])
     worst = sorted(range(30), key=lambda i: deltas[i])[:4]  # stable: the earlier case first on ties
     assert [w["case_id"] for w in kept["worst_cases"]] == [f"c{i}" for i in worst]
+
+
+def test_the_clustered_example_is_what_the_readme_shows(tmp_path, installed_plugins):
+    from testutil import ROOT
+
+    def invoke(*args):  # the application users get (exact_match is a plugin's)
+        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+    db = f"sqlite:///{tmp_path / 'ex.db'}"
+    ids = []
+    for name in ("clustered_base", "clustered_new"):
+        result = invoke("run", str(ROOT / "examples" / f"{name}.jsonl"), "-s", "exact_match", "--cluster",
+                        "metadata.passage", "--json", "--db", db)
+        ids.append(json.loads(result.output)["run_id"])
+    s = json.loads(invoke("compare", *ids, "--cluster", "metadata.passage", "--json", "--db", db).output)
+    s = s["scorers"]["exact_match"]
+    assert s["ci95"][0] > 0 and s["clustered"]["ci95"][0] < 0 < s["clustered"]["ci95"][1]  # naive: better; clustered: maybe
+    assert not s["regressed"] and s["clustered"]["clusters"] == 40
+    text = invoke("compare", *ids, "--cluster", "metadata.passage", "--top", "0", "--db", db).output
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for line in text.splitlines()[1:]:
+        if line.startswith(("exact_match", "p: ")):
+            assert line.rstrip() in readme

@@ -106,7 +106,7 @@ def comparison_table(result: dict) -> str:
     several = result.get("tests", 0) > 1
     head = ["scorer", "pairs", "base", "new", "delta", "95% CI" + (" naive" if clustered else "")]
     head += ["95% CI clustered", "clusters"] if clustered else []
-    head += ["p" + (" clustered" if clustered else "")] + (["p Holm"] if several else []) + ["win/loss/tie", ""]
+    head += (["p naive", "p clustered"] if clustered else ["p"]) + (["p Holm"] if several else []) + ["win/loss/tie", ""]
     rows = []
     for name, s in result["scorers"].items():
         row = [name, s["paired_cases"], fmt(s["base_mean"]), fmt(s["new_mean"]),
@@ -114,6 +114,8 @@ def comparison_table(result: dict) -> str:
         if clustered:
             c = s.get("clustered") or {}
             row += [_interval(c.get("ci95")), c.get("clusters", "-")]
+        if clustered:
+            row.append(_p((s.get("naive_test") or {}).get("p")))
         row.append(_p((s.get("test") or {}).get("p")))
         if several:
             row.append(_p(s.get("p_holm")))
@@ -134,8 +136,10 @@ def test_notes(result: dict) -> list[str]:
         d = s.get("detectable")
         if d:
             size = f"n={d['n']}" + (f" in {d['clusters']} clusters" if d.get("clusters") else "")
-            lines.append(f"{name}: with {size} and this variance, differences below {d['difference']:.3f} are not "
-                         "detectable at 80% power (two-sided alpha 0.05)")
+            naive = s.get("naive_detectable")
+            beside = f" ({naive['difference']:.3f} if the cases were independent)" if naive else ""
+            lines.append(f"{name}: with {size} and this variance, differences below {d['difference']:.3f}{beside} "
+                         "are not detectable at 80% power (two-sided alpha 0.05)")
     return lines
 
 
