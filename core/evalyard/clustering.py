@@ -86,8 +86,9 @@ def describe(field: str, totals: list[tuple[int, float]], with_field: int, naive
 
 
 def cluster_run(store, run_id: str, field: str) -> dict[str, Any]:
-    """Every scorer's clustered summary of a finished run, kept in the run's totals
-    (``totals["clustered"]``, by scorer) so ``runs show`` and the report show them later."""
+    """Every scorer's clustered summary of a finished run, by scorer, kept beside its other
+    statistics in the run's totals (``totals["scorers"][name]["clustered"]``) so ``runs show``
+    and the report show them later."""
     path = parse_cluster(field)
     run = store.get_run(run_id)
     totals = dict(run.totals or {})
@@ -106,10 +107,21 @@ def cluster_run(store, run_id: str, field: str) -> dict[str, Any]:
             out[name] = view
     with Session(store.engine) as session:
         row = session.get(RunRow, run.id)
-        row.totals = {**(row.totals or {}), "clustered": out}
+        stored = dict(row.totals or {})
+        stored["scorers"] = {name: {**summary, **({"clustered": out[name]} if name in out else {})}
+                             for name, summary in (stored.get("scorers") or {}).items()}
+        row.totals = stored
         session.add(row)
         session.commit()
     return out
+
+
+def kept_field(run) -> str | None:
+    """The ``metadata.FIELD`` a run was clustered by (``run --cluster``), if any."""
+    for summary in ((run.totals or {}).get("scorers") or {}).values():
+        if (summary.get("clustered") or {}).get("field"):
+            return summary["clustered"]["field"]
+    return None
 
 
 def clustered_lines(clustered: dict[str, Any]) -> list[str]:

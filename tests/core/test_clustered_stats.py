@@ -94,7 +94,7 @@ def test_run_cluster_in_the_database(db_url, tmp_path):
     result = invoke("run", str(path), "-s", "scripted", "--cluster", "metadata.passage", "--json", "--db", db_url)
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    c = data["clustered"]["scripted"]
+    c = data["scorers"]["scripted"]["clustered"]
     assert c["clusters"] == 6 and c["cases_with_field"] == 24
     se = statistics.stdev(PASSAGE_VALUES) / math.sqrt(6)
     assert c["se"] == pytest.approx(se) and c["mean"] == pytest.approx(statistics.mean(PASSAGE_VALUES))
@@ -103,7 +103,7 @@ def test_run_cluster_in_the_database(db_url, tmp_path):
     assert c["naive_ci95"] == data["scorers"]["scripted"]["ci95"]
     assert c["design_effect"] == pytest.approx((se / (statistics.stdev(VALUES) / math.sqrt(24))) ** 2)
     shown = json.loads(invoke("runs", "show", data["run_id"], "--json", "--db", db_url).output)
-    assert shown["clustered"]["scripted"] == c  # kept with the run
+    assert shown["scorers"]["scripted"]["clustered"] == c  # kept with the run
     assert "scripted: clustered by metadata.passage (6 clusters)" in invoke("runs", "show", data["run_id"],
                                                                              "--db", db_url).output
     text = invoke("run", str(path), "-s", "scripted", "--cluster", "metadata.passage", "--db", db_url).output
@@ -116,7 +116,7 @@ def test_cases_without_the_field_are_clusters_of_their_own(tmp_path):
     clusters = ["a", "a", "b", "b", "b", None, None]
     path = cases_file(tmp_path / "c.jsonl", values, clusters)
     data = json.loads(invoke("run", str(path), "-s", "scripted", "--cluster", "metadata.passage", "--json").output)
-    c = data["clustered"]["scripted"]
+    c = data["scorers"]["scripted"]["clustered"]
     mean = sum(values) / 7
     groups = [[0.2, 0.4], [0.9, 0.3, 0.8], [0.5], [0.6]]  # computed by hand: G = 4
     variance = 4 / 3 * sum((sum(g) - len(g) * mean) ** 2 for g in groups) / 7 ** 2
@@ -221,3 +221,28 @@ def test_the_clustered_example_is_what_the_readme_shows(tmp_path, installed_plug
     for line in text.splitlines()[1:]:
         if line.startswith(("exact_match", "p: ")):
             assert line.rstrip() in readme
+
+
+def test_report_shows_the_kept_clusters_and_compares_with_them(tmp_path):
+    from evalyard.report import build_report
+    from evalyard.store import Store
+
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    gain = [0.1, -0.05, 0.2, 0.0, 0.15, -0.1]
+    new_values = [VALUES[i] + gain[i // 4] for i in range(24)]
+    ids = []
+    for name, values in (("base", VALUES), ("new", new_values)):
+        path = cases_file(tmp_path / f"{name}.jsonl", values, CLUSTERS)
+        result = invoke("run", str(path), "-s", "scripted", "--cluster", "metadata.passage", "--json", "--db", db)
+        ids.append(json.loads(result.output)["run_id"])
+    compared = json.loads(invoke("compare", *ids, "--cluster", "metadata.passage", "--json", "--db", db).output)
+    s = compared["scorers"]["scripted"]
+    store = Store(db)
+    html = build_report(store, ids[1], compare_ref=ids[0])
+    store.close()
+    low, high = s["clustered"]["ci95"]
+    assert f"clustered by metadata.passage (6): [{low:+.3f}, {high:+.3f}]" in html
+    assert f'{s["test"]["p"]:.3f} clustered <span class="muted">(naive {s["naive_test"]["p"]:.3f})' in html
+    assert f'differences below {s["detectable"]["difference"]:.3f} are not detectable' in html
+    kept = json.loads(invoke("runs", "show", ids[1], "--json", "--db", db).output)["scorers"]["scripted"]["clustered"]
+    assert f'({kept["clusters"]} clusters): 95% interval [{kept["ci95"][0]:.3f}, {kept["ci95"][1]:.3f}]' in html

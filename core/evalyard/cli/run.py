@@ -206,8 +206,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
             data["scorers"][scorer_name]["agreement"] = view
         data["failed_checks"] = failed_checks
         data["error_share"] = share
-        if clustered is not None:
-            data["clustered"] = clustered
+        for scorer_name, view in (clustered or {}).items():
+            data["scorers"][scorer_name]["clustered"] = view
         echo_json(data)
     else:
         click.echo(f"run {result.run_id}  suite {result.suite}  {result.cases} cases  {result.status} "

@@ -75,9 +75,6 @@ def show(run_ref, as_json, db_url):
     agreement = judge_agreements(store, run.id)
     for scorer_name, view in agreement.items():
         scorer_stats[scorer_name]["agreement"] = view
-    clustered = (run.totals or {}).get("clustered")  # kept by `run --cluster`
-    if clustered:
-        data["clustered"] = clustered
     if as_json:
         echo_json(data)
         return
@@ -99,6 +96,7 @@ def show(run_ref, as_json, db_url):
 
     from ..clustering import clustered_lines
 
+    clustered = {name: s["clustered"] for name, s in scorer_stats.items() if s.get("clustered")}  # run --cluster
     for line in aggregate_lines(scorer_stats) + clustered_lines(clustered) + agreement_lines(agreement):
         click.echo(line)
 

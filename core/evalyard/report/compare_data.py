@@ -60,13 +60,15 @@ def gather_compare(store, base_ref: str, new_run, new_table: dict[str, Any],
                    result: dict[str, Any] | None = None) -> dict[str, Any]:
     """Deltas of ``new_run`` against the run ``base_ref`` names (``result`` when already
     computed), and the base's values for the cases of the new run's table, aligned with it
-    (for the case view): looked up for those cases only, so a large run costs a bounded page."""
+    (for the case view): looked up for those cases only, so a large run costs a bounded page.
+    A new run kept with ``run --cluster`` is compared with the same clusters."""
+    from ..clustering import kept_field
     from ..comparison import compare_runs
     from ..store.reading import cases_by_id, values_of_cases
 
     base = store.get_run(base_ref)
     if result is None:
-        result = compare_runs(store, base.id, new_run.id, top=TOP_REGRESSED)
+        result = compare_runs(store, base.id, new_run.id, top=TOP_REGRESSED, cluster=kept_field(new_run))
     ids = new_table["cases"]["id"]
     index = {case_id: i for i, case_id in enumerate(ids)}
     wanted = list(dict.fromkeys([*ids, *regressed_case_ids(result)]))
