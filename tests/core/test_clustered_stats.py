@@ -246,3 +246,13 @@ def test_report_shows_the_kept_clusters_and_compares_with_them(tmp_path):
     assert f'differences below {s["detectable"]["difference"]:.3f} are not detectable' in html
     kept = json.loads(invoke("runs", "show", ids[1], "--json", "--db", db).output)["scorers"]["scripted"]["clustered"]
     assert f'({kept["clusters"]} clusters): 95% interval [{kept["ci95"][0]:.3f}, {kept["ci95"][1]:.3f}]' in html
+
+
+def test_a_suites_cluster_key(tmp_path):
+    data = cases_file(tmp_path / "c.jsonl", VALUES, CLUSTERS)
+    suite = write(tmp_path / "s.yaml", f"name: s\ndata: {data.name}\nscorers: [scripted]\ncluster: metadata.passage\n")
+    c = json.loads(invoke("run", str(suite), "--json").output)["scorers"]["scripted"]["clustered"]
+    assert c["field"] == "metadata.passage" and c["clusters"] == 6
+    bad = write(tmp_path / "bad.yaml", f"name: s\ndata: {data.name}\nscorers: [scripted]\ncluster: passage\n")
+    result = invoke("run", str(bad))
+    assert result.exit_code == 2 and "bad.yaml:1: field 'cluster': expected metadata.FIELD" in result.output

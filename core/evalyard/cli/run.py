@@ -196,6 +196,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         write_junit(app.open_store(db_url), result.run_id, junit_path)
     agreement = judge_agreements(app.open_store(db_url), result.run_id)
     clustered = None
+    cluster = cluster or (plan.suite.cluster if plan is not None else None)  # a suite's `cluster:`
     if cluster:
         from ..clustering import cluster_run
 
