@@ -256,3 +256,15 @@ def test_a_suites_cluster_key(tmp_path):
     bad = write(tmp_path / "bad.yaml", f"name: s\ndata: {data.name}\nscorers: [scripted]\ncluster: passage\n")
     result = invoke("run", str(bad))
     assert result.exit_code == 2 and "bad.yaml:1: field 'cluster': expected metadata.FIELD" in result.output
+
+
+def test_python_api_compare_with_clusters(tmp_path):
+    import evalyard
+
+    gain = [0.1, -0.05, 0.2, 0.0, 0.15, -0.1]
+    new_values = [VALUES[i] + gain[i // 4] for i in range(24)]
+    db = f"sqlite:///{tmp_path / 'api.db'}"
+    base_id, new_id = _two_runs(tmp_path, db, VALUES, new_values, CLUSTERS)
+    result = evalyard.compare(base_id, new_id, db=db, cluster="metadata.passage", app=APP)
+    assert result["cluster"] == "metadata.passage"
+    assert result["scorers"]["scripted"]["test"]["p"] == pytest.approx(scipy_stats.ttest_1samp(gain, 0.0).pvalue)

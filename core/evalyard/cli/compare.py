@@ -38,9 +38,7 @@ def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge
     Per scorer: the mean delta with its 95% paired bootstrap interval, a paired t test's p-value
     (Holm-adjusted beside it when several scorers are compared) and the smallest difference the
     comparison could detect at 80% power."""
-    from ..comparison import compare_runs
-
-    result = compare_runs(current_app().open_store(db_url), base, new, top=top, cluster=cluster)
+    result = current_app().compare(base, new, db=db_url, top=top, cluster=cluster)
     if judge:
         from ..pairwise import pairwise_run, pairwise_stats
 
