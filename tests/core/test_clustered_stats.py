@@ -268,3 +268,18 @@ def test_python_api_compare_with_clusters(tmp_path):
     result = evalyard.compare(base_id, new_id, db=db, cluster="metadata.passage", app=APP)
     assert result["cluster"] == "metadata.passage"
     assert result["scorers"]["scripted"]["test"]["p"] == pytest.approx(scipy_stats.ttest_1samp(gain, 0.0).pvalue)
+
+
+def test_a_nested_metadata_field(db_url, tmp_path):
+    values = [0.2, 0.4, 0.9, 0.3, 0.8, 0.5]
+    docs = ["a", "a", "b", "b", "b", None]
+    lines = [json.dumps({"id": f"c{i}", "candidate": "x",
+                         "metadata": {"script": v, **({"src": {"doc": d}} if d else {})}})
+             for i, (v, d) in enumerate(zip(values, docs))]
+    path = write(tmp_path / "c.jsonl", "\n".join(lines) + "\n")
+    result = invoke("run", str(path), "-s", "scripted", "--cluster", "metadata.src.doc", "--json", "--db", db_url)
+    c = json.loads(result.output)["scorers"]["scripted"]["clustered"]
+    mean = sum(values) / 6
+    groups = [[0.2, 0.4], [0.9, 0.3, 0.8], [0.5]]
+    assert c["clusters"] == 3 and c["cases_with_field"] == 5
+    assert c["se"] == pytest.approx(math.sqrt(3 / 2 * sum((sum(g) - len(g) * mean) ** 2 for g in groups)) / 6)
