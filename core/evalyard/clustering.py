@@ -122,18 +122,3 @@ def kept_field(run) -> str | None:
         if (summary.get("clustered") or {}).get("field"):
             return summary["clustered"]["field"]
     return None
-
-
-def clustered_lines(clustered: dict[str, Any]) -> list[str]:
-    """One line per scorer: the clustered interval beside the naive one."""
-    from .cli.options import fmt
-
-    lines = []
-    for name, c in (clustered or {}).items():
-        low, high = c["ci95"]
-        naive = c.get("naive_ci95")
-        beside = f" (naive [{fmt(naive[0])}, {fmt(naive[1])}])" if naive else ""
-        effect = f", design effect {c['design_effect']:.2f}" if c.get("design_effect") is not None else ""
-        lines.append(f"{name}: clustered by {c['field']} ({c['clusters']} clusters): mean {fmt(c['mean'])}, "
-                     f"95% CI [{fmt(low)}, {fmt(high)}]{beside}, SE {fmt(c['se'])}{effect}")
-    return lines

@@ -216,11 +216,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         click.echo(stats_table(result.scorers))
         for line in aggregate_lines(result.scorers):
             click.echo(line)
-        if clustered is not None:
-            from ..clustering import clustered_lines
-
-            for line in clustered_lines(clustered):
-                click.echo(line)
+        for line in clustered_lines(clustered or {}):
+            click.echo(line)
         for line in agreement_lines(agreement):
             click.echo(line)
         if result.usage:
@@ -396,6 +393,21 @@ def aggregate_lines(scorers: dict, width: int = 100) -> list[str]:
                                    break_long_words=False, break_on_hyphens=False)
         if summary.get("aggregate_error"):
             lines.append(f"{name} aggregate error: {summary['aggregate_error']}")
+    return lines
+
+
+def clustered_lines(clustered: dict[str, Any]) -> list[str]:
+    """One line per scorer: the clustered interval beside the naive one."""
+    from .options import fmt
+
+    lines = []
+    for name, c in (clustered or {}).items():
+        low, high = c["ci95"]
+        naive = c.get("naive_ci95")
+        beside = f" (naive [{fmt(naive[0])}, {fmt(naive[1])}])" if naive else ""
+        effect = f", design effect {c['design_effect']:.2f}" if c.get("design_effect") is not None else ""
+        lines.append(f"{name}: clustered by {c['field']} ({c['clusters']} clusters): mean {fmt(c['mean'])}, "
+                     f"95% CI [{fmt(low)}, {fmt(high)}]{beside}, SE {fmt(c['se'])}{effect}")
     return lines
 
 
