@@ -216,6 +216,10 @@ def test_the_clustered_example_is_what_the_readme_shows(tmp_path, installed_plug
     s = s["scorers"]["exact_match"]
     assert s["ci95"][0] > 0 and s["clustered"]["ci95"][0] < 0 < s["clustered"]["ci95"][1]  # naive: better; clustered: maybe
     assert not s["regressed"] and s["clustered"]["clusters"] == 40
+    # the other way round, the naive interval calls it a regression and the clustered one does not
+    backwards = ("compare", ids[1], ids[0], "--fail-on-regression", "--db", db)
+    assert invoke(*backwards).exit_code == 1
+    assert invoke(*backwards, "--cluster", "metadata.passage").exit_code == 0
     text = invoke("compare", *ids, "--cluster", "metadata.passage", "--top", "0", "--db", db).output
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for line in text.splitlines()[1:]:
