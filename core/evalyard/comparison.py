@@ -51,7 +51,7 @@ def compare_runs(store, base_ref: str, new_ref: str, top: int = 5, cluster: str 
         higher = spec.get("higher_is_better", True)
         entry = _paired(store, base.id, new.id, name, higher, top)
         if path is not None:
-            _add_clustered(entry, store, base.id, new, name, cluster, path)
+            add_clustered(entry, store, base.id, new, name, cluster, path)
         base_totals = ((base.totals or {}).get("scorers") or {}).get(name) or {}
         new_totals = ((new.totals or {}).get("scorers") or {}).get(name) or {}
         entry["aggregate"] = {
@@ -67,10 +67,7 @@ def compare_runs(store, base_ref: str, new_ref: str, top: int = 5, cluster: str 
                 "differs_in": _differences(base_scorers[name].get("fingerprint_data"), spec.get("fingerprint_data")),
             })
         out["scorers"][name] = entry
-    tested = {name: s["test"]["p"] for name, s in out["scorers"].items() if s.get("test")}
-    for name, p in holm(tested).items():
-        out["scorers"][name]["p_holm"] = p
-    out["tests"] = len(tested)
+    add_holm(out)
     out["only_in_base"] = sorted(set(base_scorers) - {s["name"] for s in new.scorers})
     out["only_in_new"] = sorted({s["name"] for s in new.scorers} - set(base_scorers))
     return out
@@ -139,13 +136,27 @@ def _paired(store, base_id: str, new_id: str, scorer: str, higher: bool, top: in
         "higher_is_better": higher,
         "worst_cases": [{"case_id": c, "base": b, "new": v, "delta": v - b}
                         for _, _, c, b, v in sorted(worst, reverse=True)],
-        "test": {"kind": "paired t", **paired_test(mean_delta, se, count - 1)} if se is not None else None,
-        "detectable": _detectable(se, count),
     }
+    return add_test(entry)
+
+
+def add_test(entry: dict[str, Any]) -> dict[str, Any]:
+    """The paired t test and the detectable difference of an entry with its ``se`` and pairs."""
+    se, count = entry["se"], entry["paired_cases"]
+    entry["test"] = {"kind": "paired t", **paired_test(entry["mean_delta"], se, count - 1)} if se is not None else None
+    entry["detectable"] = _detectable(se, count)
     return entry
 
 
-def _add_clustered(entry: dict[str, Any], store, base_id: str, new_run, scorer: str, field: str,
+def add_holm(out: dict[str, Any]) -> None:
+    """Holm-adjusted p-values beside the raw ones, and how many scorers were tested."""
+    tested = {name: s["test"]["p"] for name, s in out["scorers"].items() if s.get("test")}
+    for name, p in holm(tested).items():
+        out["scorers"][name]["p_holm"] = p
+    out["tests"] = len(tested)
+
+
+def add_clustered(entry: dict[str, Any], store, base_id: str, new_run, scorer: str, field: str,
                    path: tuple[str, ...]) -> None:
     """The cluster-robust interval, test and detectable difference beside the naive ones; the
     verdict ``regressed`` then follows the clustered interval."""

@@ -243,11 +243,13 @@ def test_report_shows_the_kept_clusters_and_compares_with_them(tmp_path):
     s = compared["scorers"]["scripted"]
     store = Store(db)
     html = build_report(store, ids[1], compare_ref=ids[0])
+    large = build_report(store, ids[1], compare_ref=ids[0], large_above=10)  # the SQL-sums comparison
     store.close()
     low, high = s["clustered"]["ci95"]
-    assert f"clustered by metadata.passage (6): [{low:+.3f}, {high:+.3f}]" in html
-    assert f'{s["test"]["p"]:.3f} clustered <span class="muted">(naive {s["naive_test"]["p"]:.3f})' in html
-    assert f'differences below {s["detectable"]["difference"]:.3f} are not detectable' in html
+    for page in (html, large):
+        assert f"clustered by metadata.passage (6): [{low:+.3f}, {high:+.3f}]" in page
+        assert f'{s["test"]["p"]:.3f} clustered <span class="muted">(naive {s["naive_test"]["p"]:.3f})' in page
+        assert f'differences below {s["detectable"]["difference"]:.3f} are not detectable' in page
     kept = json.loads(invoke("runs", "show", ids[1], "--json", "--db", db).output)["scorers"]["scripted"]["clustered"]
     assert f'({kept["clusters"]} clusters): 95% interval [{kept["ci95"][0]:.3f}, {kept["ci95"][1]:.3f}]' in html
 

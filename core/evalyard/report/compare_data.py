@@ -40,16 +40,27 @@ def stored_pairwise(store, base, new) -> dict[str, Any] | None:
 
 def large_compare(store, base, new_run) -> dict[str, Any]:
     """``compare_runs``' shape from SQL aggregates (``store.reading.paired_summary``): for runs
-    too large to pair case by case in memory; its interval is a normal approximation."""
+    too large to pair case by case in memory; its interval is a normal approximation. A run
+    kept with ``run --cluster`` is compared by the same clusters (one GROUP BY per scorer)."""
+    from ..clustering import kept_field, parse_cluster
+    from ..comparison import add_clustered, add_holm, add_test
     from ..store.reading import paired_summary
 
+    field = kept_field(new_run)
     base_names = {s["name"] for s in base.scorers or []}
     new_names = [s["name"] for s in new_run.scorers or []]
-    scorers = {spec["name"]: paired_summary(store, base.id, new_run.id, spec["name"], top=TOP_REGRESSED,
-                                            higher_is_better=spec.get("higher_is_better", True))
-               for spec in new_run.scorers or [] if spec["name"] in base_names}
-    return {"scorers": scorers, "only_in_base": sorted(base_names - set(new_names)),
-            "only_in_new": sorted(set(new_names) - base_names)}
+    scorers = {}
+    for spec in new_run.scorers or []:
+        if spec["name"] in base_names:
+            entry = add_test(paired_summary(store, base.id, new_run.id, spec["name"], top=TOP_REGRESSED,
+                                            higher_is_better=spec.get("higher_is_better", True)))
+            if field:
+                add_clustered(entry, store, base.id, new_run, spec["name"], field, parse_cluster(field))
+            scorers[spec["name"]] = entry
+    out = {"scorers": scorers, "cluster": field, "only_in_base": sorted(base_names - set(new_names)),
+           "only_in_new": sorted(set(new_names) - base_names)}
+    add_holm(out)
+    return out
 
 
 def regressed_case_ids(result: dict[str, Any]) -> list[str]:
