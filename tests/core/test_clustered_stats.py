@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import xml.etree.ElementTree as ET
 
 import pytest
 from click.testing import CliRunner
 
 from testutil import write
 from evalyard.cli import cli
+from evalyard.junit import REGRESSION_CASE
 from evalyard.stats import clustered_se, detectable_difference, holm, paired_test, t_quantile, t_two_sided_p
 
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -220,6 +222,10 @@ def test_the_clustered_example_is_what_the_readme_shows(tmp_path, installed_plug
     backwards = ("compare", ids[1], ids[0], "--fail-on-regression", "--db", db)
     assert invoke(*backwards).exit_code == 1
     assert invoke(*backwards, "--cluster", "metadata.passage").exit_code == 0
+    junit = tmp_path / "junit.xml"
+    invoke(*backwards, "--cluster", "metadata.passage", "--junit", str(junit))
+    check = [c for c in ET.parse(junit).iter("testcase") if c.get("name") == REGRESSION_CASE]
+    assert check and check[0].find("failure") is None and "clustered by metadata.passage" in check[0].findtext("system-out")
     text = invoke("compare", *ids, "--cluster", "metadata.passage", "--top", "0", "--db", db).output
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for line in text.splitlines()[1:]:

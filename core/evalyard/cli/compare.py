@@ -57,7 +57,8 @@ def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge
     if junit_path:
         from ..junit import write_junit
 
-        write_junit(current_app().open_store(db_url), result["new"], junit_path, compare_with=result["base"])
+        write_junit(current_app().open_store(db_url), result["new"], junit_path, compare_with=result["base"],
+                    cluster=cluster)
     if as_json:
         echo_json(result)
     else:
