@@ -28,7 +28,6 @@ LAZY: dict[str, tuple[str, str]] = {
     # model calls: errors a plugin may let through or catch, and model providers
     "CostLimitReached": ("models.errors", "CostLimitReached"),
     "ModelCallError": ("models.errors", "ModelCallError"),
-    "add_custom_provider": ("models.providers", "add_custom_provider"),
     "load_litellm": ("models.providers", "load_litellm"),
     # runtime services
     "Runtime": ("runtime", "Runtime"),

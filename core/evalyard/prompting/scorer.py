@@ -98,13 +98,9 @@ class PromptScorer(Scorer):
         self.check_ready()
 
     def judge_model(self) -> str:
-        """The model: the scorer's ``model``, else the run's judge model (the settings' outside a run)."""
+        """The model: the scorer's ``model``, else the run's judge model (its model layer's outside a run)."""
         model = (self.config.model or getattr(self.runtime, "judge_model", None)
                  or getattr(self.models, "judge_model", None))
-        if not model and self.runtime is None:
-            from ..settings import Settings
-
-            model = Settings.from_env().judge_model
         if not model:
             raise ConfigError(missing_model_message(self.name or type(self).__name__))
         return model

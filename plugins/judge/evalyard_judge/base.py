@@ -28,7 +28,7 @@ class JudgeScorer(PromptScorer):
     def prompt_template(self):
         if self.template is None:
             if self.prompts is None:
-                self.prompts = PromptLibrary(Settings.from_env().prompt_dirs)
+                self.prompts = PromptLibrary()  # outside a run: the built-ins and this plugin's
             ensure_templates(self.prompts)
         return super().prompt_template()
 

@@ -5,14 +5,14 @@ node cannot run; ``score_batch`` hands a batch to the scorer's pool and returns 
 the runner, which writes them: the driver stays the only database writer, so nodes need no
 database credentials and a batch is written once however often it was moved.
 
-Settings (environment of the driver):
+Settings (the driver's application, ``RaySettings``; variables as declared in ``settings.py``):
 
-- ``EVALYARD_RAY_ADDRESS``: the cluster (see ``cluster``); unset: a local instance.
-- ``EVALYARD_RAY_ACTORS``: actors per (scorer, config); default: as many as the live nodes
-  hold (the scorers of a run take the nodes in turn).
-- ``EVALYARD_RAY_WORKER_TIMEOUT``: seconds a scorer may go without any live actor before the
-  run stops as ``failed`` (resumable); default 120.
-- ``EVALYARD_RAY_LOCAL_CPUS``: CPUs of a local instance; default all.
+- ``ray.address`` (``EVALYARD_RAY_ADDRESS``): the cluster (see ``cluster``); unset: a local instance.
+- ``ray.actors`` (``EVALYARD_RAY_ACTORS``): actors per (scorer, config); default: as many as the
+  live nodes hold (the scorers of a run take the nodes in turn).
+- ``ray.worker_timeout`` (``EVALYARD_RAY_WORKER_TIMEOUT``): seconds a scorer may go without any
+  live actor before the run stops as ``failed`` (resumable); default 120.
+- ``ray.local_cpus`` (``EVALYARD_RAY_LOCAL_CPUS``): CPUs of a local instance; default all.
 """
 
 from __future__ import annotations
@@ -21,27 +21,15 @@ import json
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from typing import Any
 
-from evalyard import InputError, Scorer, Settings
+from evalyard import InputError, Scorer
 from evalyard import class_reference
 
 from .cluster import capacity, check_nodes, connect
 from .pool import ActorPool, Progress
+from .settings import RaySettings
 from .worker import ScorerWorker, file_digest
 
 DEFAULT_TIMEOUT = 120.0
-
-
-def env_number(name: str, default: float, minimum: float) -> float:
-    text = (Settings.variable(name) or "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{name}={text!r}: expected a number") from None
-    if value < minimum:
-        raise InputError(f"{name}={text!r}: expected at least {minimum:g}")
-    return value
 
 
 def driver_versions(module: str) -> dict[str, str | None]:
@@ -68,8 +56,9 @@ def actor_resources(scorer: Scorer) -> dict[str, float]:
 
 
 class RayExecutor:
-    def __init__(self, concurrency: int) -> None:
+    def __init__(self, concurrency: int, settings: RaySettings | None = None) -> None:
         self.concurrency = concurrency
+        self.settings = settings or RaySettings()
         self.connection = None
         self.timeout = DEFAULT_TIMEOUT
         self.actors_per_pool: int | None = None
@@ -80,13 +69,12 @@ class RayExecutor:
 
     # -- before the run ------------------------------------------------------------
     def check(self, scorer: Scorer) -> None:
-        self.timeout = env_number("EVALYARD_RAY_WORKER_TIMEOUT", DEFAULT_TIMEOUT, 1)
-        actors = (Settings.variable("EVALYARD_RAY_ACTORS") or "").strip()
-        self.actors_per_pool = int(env_number("EVALYARD_RAY_ACTORS", 0, 1)) if actors else None
+        self.timeout = self.settings.worker_timeout
+        self.actors_per_pool = self.settings.actors
         reference = class_reference(type(scorer), "ray")
         actor_resources(scorer)
         if self.connection is None:
-            self.connection = connect()
+            self.connection = connect(self.settings)
         if reference not in self._checked:
             expected = driver_versions(reference[0])
             digest = file_digest(reference[2]) if reference[2] else None

@@ -12,9 +12,9 @@ A node needs evalyard-local and the model file (``evalyard models install NAME``
 ``EVALYARD_MODELS_DIR`` in the node's environment); the driver needs neither the file nor the RAM.
 A run's judges check every live node for both before the run is stored (``check``).
 
-Settings (environment of the driver): ``EVALYARD_RAY_MODEL_ACTORS`` (default one per live node),
-``EVALYARD_RAY_MODEL_CPUS`` (CPUs per actor, default 1; llama.cpp gets as many threads), and the
-cluster as for the executor (``EVALYARD_RAY_ADDRESS``).
+Settings (the driver's application, ``RaySettings``): ``ray.model_actors`` (default one per live
+node), ``ray.model_cpus`` (CPUs per actor, default 1; llama.cpp gets as many threads), and the
+cluster as for the executor (``ray.address``).
 """
 
 from __future__ import annotations
@@ -26,16 +26,24 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from evalyard import InputError, Settings
+from evalyard import InputError
+
+from .settings import RaySettings
 
 
-def whole_number(name: str) -> int | None:
-    text = (Settings.variable(name) or "").strip()
-    if not text:
-        return None
-    if not text.isdigit() or int(text) < 1:
-        raise InputError(f"{name}={text!r}: expected a whole number >= 1")
-    return int(text)
+def node_locate(name: str, for_call: bool = False) -> Any:
+    """``local/NAME``'s file as this node sees it: the models directory of the node's own
+    environment (each node process is an application of its own), checked. ``for_call``: a
+    missing file is the call's bad request (not retried), as evalyard-local's provider says it."""
+    from evalyard import Application
+    from evalyard_local import ModelFileError, bad_request, locate
+
+    try:
+        return locate(name, Application().settings.local_models_dir())
+    except ModelFileError as exc:
+        if not for_call:
+            raise
+        raise bad_request(str(exc), name) from None
 
 
 # -- on the nodes ------------------------------------------------------------------------------
@@ -64,7 +72,7 @@ class ModelServer:
     takes every request sent to it and the engine's queue decides the order, as in process."""
 
     def __init__(self, cpus: int) -> None:
-        from evalyard_local.engine import Engine
+        from evalyard_local import Engine
 
         self.engine = Engine()
         self.cpus = cpus
@@ -96,9 +104,7 @@ def model_report(distributions: list[str], name: str) -> dict[str, Any]:
 
     found = node_report(distributions, [])
     try:
-        from evalyard_local.provider import locate
-
-        locate(name)
+        node_locate(name)
         found["model_error"] = None
     except Exception as exc:
         found["model_error"] = str(exc) or type(exc).__name__
@@ -145,7 +151,8 @@ class ModelActors:
     future, as from the engine in process.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, settings: RaySettings | None = None) -> None:
+        self.settings = settings or RaySettings()
         self._lock = threading.RLock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._actors: list[ModelActor] = []
@@ -201,7 +208,7 @@ class ModelActors:
 
         with self._lock:
             if not ray.is_initialized():
-                connect()
+                connect(self.settings)
             job = ray.get_runtime_context().get_job_id()
             if job != self._job:
                 self._job, self._actors, self._make, self._checked = job, [], None, set()
@@ -216,13 +223,13 @@ class ModelActors:
         with self._lock:
             self._connect()
             if not self._actors:
-                cpus = whole_number("EVALYARD_RAY_MODEL_CPUS") or 1
+                cpus = self.settings.model_cpus
                 if capacity({"cpu": cpus}) < 1:
                     raise InputError(f"no node of the Ray cluster has {cpus} CPU(s) for a model actor "
                                      "(EVALYARD_RAY_MODEL_CPUS)")
                 self._make = ray.remote(ModelServer).options(
                     num_cpus=cpus, max_restarts=0, max_task_retries=0, scheduling_strategy="SPREAD").remote
-                for _ in range(whole_number("EVALYARD_RAY_MODEL_ACTORS") or len(alive_nodes())):
+                for _ in range(self.settings.model_actors or len(alive_nodes())):
                     self._add(cpus)
             return self._actors
 
@@ -261,7 +268,7 @@ class ModelActors:
             except Exception:
                 pass
             if self._failed_starts <= len(self._actors):
-                self._add(whole_number("EVALYARD_RAY_MODEL_CPUS") or 1)
+                self._add(self.settings.model_cpus)
 
     def _pick(self, model: str) -> ModelActor:
         with self._lock:
@@ -330,10 +337,13 @@ class ModelActors:
                 pass
 
 
-def cluster_provider(actors: ModelActors) -> Any:
-    """evalyard-local's provider with its models on the actors; as many requests in flight as all
-    the actors' slots together."""
-    from evalyard_local.provider import LocalProvider
+def cluster_provider(local: Any, actors: ModelActors) -> Any:
+    """evalyard-local's provider ``local`` (the application's: its load settings) with its models
+    on the actors, each located on the actor's node; as many requests in flight as all the
+    actors' slots together."""
+    import functools
+
+    from evalyard_local import LocalProvider
 
     class ClusterLocalProvider(LocalProvider):
         def capabilities(self, model: str) -> dict[str, Any]:
@@ -348,20 +358,7 @@ def cluster_provider(actors: ModelActors) -> Any:
         def check(self, model: str) -> None:
             actors.check(model.removeprefix("local/"))
 
-    return ClusterLocalProvider(engine=actors)
+        def _loaded(self, model: str, settings: Any) -> Any:
+            return self.engine.get(model, functools.partial(node_locate, model, True), settings)
 
-
-def install() -> Any:
-    """Route ``local/...`` calls to model actors; returns the provider (its ``engine`` is the pool)."""
-    try:
-        # evalyard-local registers its in-process provider when it loads: load it first, so this
-        # registration is the one that stays whichever plugin the entry points load first
-        import evalyard_local.plugin  # noqa: F401
-    except ImportError as exc:
-        raise ImportError(f"EVALYARD_RAY_LOCAL_MODELS is set, but evalyard-local cannot be imported ({exc}): "
-                          "pip install evalyard-local") from None
-    from evalyard import add_custom_provider
-
-    provider = cluster_provider(ModelActors())
-    add_custom_provider("local", provider)
-    return provider
+    return ClusterLocalProvider(actors, models_dir=local.models_dir, load=local.load)

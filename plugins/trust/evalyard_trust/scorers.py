@@ -83,7 +83,7 @@ class TrustScorer(Scorer):
             # one) is no stand-in for the NLI model unless asked for with entailment=judge.
             runtime = self.runtime
             chosen = getattr(runtime, "chosen_judge_model", getattr(runtime, "judge_model", None))
-            judge = self.config.model or chosen or (Settings.from_env().judge_model if runtime is None else None)
+            judge = self.config.model or chosen
             name = "judge" if judge else "lexical"
             if name == "lexical":
                 log.warning("%s: no judge model configured, so entailment uses the deterministic lexical stub "
@@ -179,7 +179,7 @@ def private_runtime(model: str | None) -> Any:
 
     # The plugin's templates, read from its folder (not imported from plugin.py, which imports this module)
     templates = [(p.stem, p, "trust") for p in sorted((Path(__file__).parent / "prompts").glob("*.jinja"))]
-    return Runtime(judge_model=model or Settings.from_env().judge_model, plugin_templates=templates)
+    return Runtime(judge_model=model, plugin_templates=templates)
 
 
 def item_from_case(case: Any) -> Item:
