@@ -15,6 +15,8 @@ qwen2.5-coder-1.5b is skipped with a note when it is not installed.
 
 from __future__ import annotations
 
+from evalyard import Application
+
 import argparse
 import os
 import statistics
@@ -52,7 +54,7 @@ def measure(model: str, n: int) -> dict:
     from evalyard_local.provider import build_request
 
     params = {"temperature": 0.0, "max_tokens": MAX_TOKENS, "cache_prompt": False}
-    layer = ModelLayer(settings={model: ModelSettings(concurrency=1, supports_logprobs=True)})
+    layer = Application().model_layer(settings={model: ModelSettings(concurrency=1, supports_logprobs=True)})
     prompts = judge_prompts(n + 1)
     started = time.perf_counter()
     layer.complete_sync(model, prompts[-1], params=params, logprobs=TOP_LOGPROBS, no_cache=True)  # loads it

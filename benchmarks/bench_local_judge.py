@@ -27,6 +27,8 @@ Run with the venv of the tree to measure: a checkout of the commit before the ch
 
 from __future__ import annotations
 
+from evalyard import Application
+
 import argparse
 import json
 import os
@@ -103,7 +105,7 @@ def warm_up() -> float:
     from evalyard.models import ModelLayer
 
     started = time.perf_counter()
-    layer = ModelLayer()
+    layer = Application().model_layer()
     layer.complete_sync(MODEL, [{"role": "user", "content": "Say hi."}], params={"max_tokens": 1}, no_cache=True)
     layer.close()
     return time.perf_counter() - started

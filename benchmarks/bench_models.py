@@ -13,6 +13,8 @@ The ideal time is calls x latency / concurrency (6.25 s for the defaults).
 
 from __future__ import annotations
 
+from evalyard import Application
+
 import argparse
 import asyncio
 import os
@@ -104,7 +106,7 @@ async def main(args: argparse.Namespace) -> None:
             engine = create_engine(f"sqlite:///{Path(tmp) / 'bench.db'}")
             event.listen(engine, "connect", sqlite_pragmas)  # as the store opens its database
             SQLModel.metadata.create_all(engine, tables=[ModelCallRow.__table__])
-            layer = ModelLayer(cache=SQLCache(engine), concurrency=args.concurrency,
+            layer = Application().model_layer(cache=SQLCache(engine), concurrency=args.concurrency,
                                settings={MODEL: ModelSettings(api_base=api_base)})
             await evalyard_scorer(layer, 32, start=2 * 10**6)
             for round_no in range(args.rounds):

@@ -270,6 +270,13 @@ class Application:
         This application's model layers route to these only."""
         return self.registry.providers
 
+    def model_layer(self, **options: Any):
+        """A model layer of this application (its providers, its environment for ``api_key_env``)
+        outside a run: scripts, notebooks, tests. ``options`` go to ``ModelLayer``."""
+        from .models import ModelLayer
+
+        return ModelLayer(providers=self.model_providers, env=self.settings.env, **options)
+
     def add_model_provider(self, name: str, handler: Any) -> None:
         """Send ``name/...`` model strings of this application to ``handler`` (a litellm custom
         handler); it wins over a plugin's provider of the same name. A plugin registers its

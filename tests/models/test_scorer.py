@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from evalyard import Application
 from evalyard.testing import score_cases
 from evalyard import Case, ConfigError
 from evalyard.models import ModelLayer
@@ -109,14 +110,17 @@ def test_missing_model_says_how_to_set_one(layer, monkeypatch, run):
         scorer.check_ready()  # what a run's set-up calls, before anything is stored
 
 
-def test_judge_model_from_layer_and_environment(rules, fast_retry, monkeypatch, run):
+def test_judge_model_from_layer_never_from_the_environment(rules, fast_retry, monkeypatch, run):
+    """Outside a run the layer's judge model is the one; the process environment is not read
+    behind the application's back (a run's judge model comes from its application's settings)."""
     model = rules([{"content": "ANSWER: yes"}])
     scorer = register_prompt_scorer("judge", template="correctness")()
-    scorer.models = ModelLayer(retry=fast_retry, judge_model=model)
+    scorer.models = Application().model_layer(retry=fast_retry, judge_model=model)
     assert scorer.judge_model() == model
     monkeypatch.setenv("EVALYARD_JUDGE_MODEL", "env/model")
     scorer.models = None
-    assert scorer.judge_model() == "env/model"
+    with pytest.raises(ConfigError, match="--judge-model MODEL"):
+        scorer.judge_model()
 
 
 def test_second_run_makes_no_provider_calls(layer, rules, run):

@@ -3,6 +3,8 @@ the real layers (litellm with the scripted provider)."""
 
 from __future__ import annotations
 
+from evalyard import Application
+
 
 import pytest
 
@@ -22,7 +24,7 @@ def score():
     from evalyard.models import ModelLayer, RetryPolicy
     from evalyard.testing import score_cases
 
-    layer = ModelLayer(retry=RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01), seed=1)
+    layer = Application().model_layer(retry=RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01), seed=1)
 
     def score(scorer, *cases):
         scorer.models = layer

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from evalyard import Application
+
 import math
 from typing import Any
 
@@ -18,7 +20,7 @@ def layer_for(*models: str) -> Any:
     import evalyard_local.plugin  # noqa: F401
     from evalyard.models import ModelLayer, ModelSettings
 
-    return ModelLayer(settings={m: ModelSettings(**LOCAL_SETTINGS) for m in models}, judge_model=models[0])
+    return Application().model_layer(settings={m: ModelSettings(**LOCAL_SETTINGS) for m in models}, judge_model=models[0])
 
 
 def prompt_scorer(layer: Any, template: str, **options: Any) -> Any:

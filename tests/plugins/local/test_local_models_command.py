@@ -49,13 +49,13 @@ def test_verify_detects_a_corrupted_model_file_and_the_file_is_not_used(temp_mod
     assert data == [{"name": "smollm2-135m", "path": str(copy), "ok": False, "problem": data[0]["problem"]}]
     # A model call refuses the damaged file (a recorded error, not an answer from bad weights).
     from evalyard.models import ModelCallError
-    from evalyard_local.plugin import PROVIDER
+    from evalyard_local.plugin import ENGINE
 
-    PROVIDER.engine.unload("smollm2-135m")
+    ENGINE.unload("smollm2-135m")
     layer = layer_for(SMOL)
     with pytest.raises(ModelCallError, match="does not match the pinned"):
         layer.run_sync(layer.complete(SMOL, [{"role": "user", "content": "hi"}], params={"max_tokens": 2}))
-    PROVIDER.engine.unload("smollm2-135m")
+    ENGINE.unload("smollm2-135m")
 
 
 def test_a_truncated_file_fails_on_its_size(temp_models, app, smol_path):

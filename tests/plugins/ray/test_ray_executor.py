@@ -150,9 +150,11 @@ def test_an_unreachable_cluster_is_refused_in_one_line(tmp_path, driver_env, iso
 def test_no_worker_for_the_time_limit_fails_the_run_resumably(tmp_path, ray_cluster, ray_app, monkeypatch,
                                                              isolated_home):
     import evalyard
+    from evalyard import Application, Settings
 
-    monkeypatch.setenv("EVALYARD_RAY_WORKER_TIMEOUT", "1")
-    failed = evalyard.evaluate(cases_file(tmp_path / "cases.jsonl", 20), ["gpu_echo"], app=ray_app, executor="ray")
+    # the time limit is a setting of each application (ray.worker_timeout), read once
+    impatient = Application(Settings.from_env(plugin_settings={"ray.worker_timeout": 1.0}))
+    failed = evalyard.evaluate(cases_file(tmp_path / "cases.jsonl", 20), ["gpu_echo"], app=impatient, executor="ray")
     assert failed.status == "failed"
     assert failed.error == ("stopped: no Ray worker for scorer 'gpu_echo' for 1 s (1 actor(s) wait for a node with "
                             "cpu=1, gpu=1 free); an infrastructure failure, not a scorer error")
@@ -160,8 +162,7 @@ def test_no_worker_for_the_time_limit_fails_the_run_resumably(tmp_path, ray_clus
     assert results(db) == []  # never stored as scorer errors
 
     gpu_node = ray_cluster.add_node(num_gpus=1)
-    monkeypatch.setenv("EVALYARD_RAY_WORKER_TIMEOUT", "120")  # the new node's actor may take a while to start
-    try:
+    try:  # ray_app: the default 120 s, as the new node's actor may take a while to start
         resumed = evalyard.resume(failed.run_id, app=ray_app)
     finally:
         ray_cluster.remove(gpu_node)
