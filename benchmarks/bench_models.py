@@ -13,8 +13,6 @@ The ideal time is calls x latency / concurrency (6.25 s for the defaults).
 
 from __future__ import annotations
 
-from evalyard import Application
-
 import argparse
 import asyncio
 import os
@@ -92,7 +90,7 @@ async def main(args: argparse.Namespace) -> None:
     from sqlalchemy import create_engine, event
     from sqlmodel import SQLModel
 
-    from evalyard.models import ModelLayer, ModelSettings, SQLCache
+    from evalyard.models import ModelSettings, SQLCache
     from evalyard.store.models import ModelCallRow
 
     import statistics
@@ -106,6 +104,8 @@ async def main(args: argparse.Namespace) -> None:
             engine = create_engine(f"sqlite:///{Path(tmp) / 'bench.db'}")
             event.listen(engine, "connect", sqlite_pragmas)  # as the store opens its database
             SQLModel.metadata.create_all(engine, tables=[ModelCallRow.__table__])
+            from evalyard import Application
+
             layer = Application().model_layer(cache=SQLCache(engine), concurrency=args.concurrency,
                                settings={MODEL: ModelSettings(api_base=api_base)})
             await evalyard_scorer(layer, 32, start=2 * 10**6)

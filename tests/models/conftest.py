@@ -26,7 +26,6 @@ def fast_retry():
 
 @pytest.fixture
 def layer(fast_retry):
-    from evalyard.models import ModelLayer
 
     layer = Application().model_layer(retry=fast_retry, seed=1)
     yield layer

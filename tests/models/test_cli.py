@@ -75,7 +75,7 @@ def test_cache_stats_and_clear(tmp_path, rules, run, fast_retry):
     from sqlalchemy import create_engine
     from sqlmodel import SQLModel
 
-    from evalyard.models import ModelLayer, SQLCache
+    from evalyard.models import SQLCache
     from evalyard.store.models import ModelCallRow
 
     engine = create_engine(f"sqlite:///{tmp_path / 'c.db'}")

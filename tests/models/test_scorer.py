@@ -7,7 +7,6 @@ import pytest
 from evalyard import Application
 from evalyard.testing import score_cases
 from evalyard import Case, ConfigError
-from evalyard.models import ModelLayer
 from evalyard.prompting import PromptLibrary, PromptScorer, register_prompt_scorer, scorer_from_template
 
 CASE = Case(id="c1", input="What is the capital of France?", candidate="Paris", reference="Paris")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalyard import PromptLibrary, PromptScorer, Settings, Usage
+from evalyard import PromptLibrary, PromptScorer, Usage
 
 from .templates import TEMPLATE_DIR, template_name
 

@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from evalyard import JudgeError, Score, Scorer, Settings, Usage
+from evalyard import JudgeError, Score, Scorer, Usage
 
 from .backends import EntailmentError, make_backend
 from .metrics import CASE_USAGE, Assessor, Item, ItemError, corpus_metrics

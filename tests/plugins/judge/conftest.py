@@ -21,7 +21,7 @@ def _only_these_plugins(installed_plugins, monkeypatch):
 def score():
     """Score cases with a scorer instance on a fresh model layer (fast retries), on the layer's
     background loop (litellm wants one loop per process): ``score(scorer, *cases)``."""
-    from evalyard.models import ModelLayer, RetryPolicy
+    from evalyard.models import RetryPolicy
     from evalyard.testing import score_cases
 
     layer = Application().model_layer(retry=RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01), seed=1)

@@ -18,7 +18,7 @@ LOCAL_SETTINGS = {"supports_schema": True, "supports_logprobs": True, "concurren
 def layer_for(*models: str) -> Any:
     """A model layer outside any run: loading the plugin registers the ``local/`` provider."""
     import evalyard_local.plugin  # noqa: F401
-    from evalyard.models import ModelLayer, ModelSettings
+    from evalyard.models import ModelSettings
 
     return Application().model_layer(settings={m: ModelSettings(**LOCAL_SETTINGS) for m in models}, judge_model=models[0])
 

@@ -31,7 +31,7 @@ TIMEOUT_S = 900
 
 def layer_for(model, **settings):
     import evalyard_local.plugin  # noqa: F401  (registers the local/ provider)
-    from evalyard.models import ModelLayer, ModelSettings
+    from evalyard.models import ModelSettings
 
     return Application().model_layer(settings={model: ModelSettings(**{**LOCAL_SETTINGS, **settings}, timeout=TIMEOUT_S)})
 

@@ -59,7 +59,7 @@ def test_an_unknown_parameter_is_an_error_not_silently_dropped(layer, smol_path)
 
 
 def test_a_prompt_longer_than_the_context_is_a_clear_error(smol_path):
-    from evalyard.models import ModelLayer, ModelSettings
+    from evalyard.models import ModelSettings
 
     # n_ctx is a load setting (here from the model's settings, as a suite's models: section gives it).
     model = f"local/{smol_path}"
