@@ -53,8 +53,9 @@ class EmbeddingScorer(Scorer):
     offline: bool = True
 
     def setup(self, runtime: Any) -> None:
-        self.cache_mb = runtime.setting("embedding.cache_mb")
-        self.offline = runtime.setting("embedding.offline")
+        if runtime is not None:  # set up by hand: the defaults
+            self.cache_mb = runtime.setting("embedding.cache_mb")
+            self.offline = runtime.setting("embedding.offline")
 
     def loaded_model(self) -> LoadedModel:
         """The process-wide model for this config (loaded on first use, then shared)."""

@@ -67,7 +67,8 @@ class Readability(Scorer):
         self.nltk_data: list[str] = []
 
     def setup(self, runtime: Any) -> None:
-        self.nltk_data = list(runtime.setting("lexicon.nltk_data") or [])
+        if runtime is not None:  # set up by hand: NLTK's own folders
+            self.nltk_data = list(runtime.setting("lexicon.nltk_data") or [])
 
     def _syllable_counter(self) -> syllables.SyllableCounter:
         # Resolved on first use, not in __init__: listing or configuring scorers

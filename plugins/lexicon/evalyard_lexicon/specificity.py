@@ -129,7 +129,8 @@ class Specificity(Scorer):
         self.nltk_data: list[str] = []
 
     def setup(self, runtime: Any) -> None:
-        self.nltk_data = list(runtime.setting("lexicon.nltk_data") or [])
+        if runtime is not None:  # set up by hand: NLTK's own folders
+            self.nltk_data = list(runtime.setting("lexicon.nltk_data") or [])
 
     def _resolve_tagger(self) -> None:
         # On first use, not in __init__: default mode never imports NLTK.

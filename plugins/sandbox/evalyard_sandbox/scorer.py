@@ -99,7 +99,8 @@ class PythonUnitTesting(Scorer):
         self.child_path: str | None = None
 
     def setup(self, runtime: Any) -> None:
-        self.child_path = runtime.setting("sandbox.path")
+        if runtime is not None:  # set up by hand (tests): the default PATH
+            self.child_path = runtime.setting("sandbox.path")
         # Start the worker when a run sets the scorer up (never in the constructor, so making a
         # scorer has no side effect): its start-up then overlaps the rest of the run's set-up
         # (opening the database...). close() stops it; a worker process that scores without a
