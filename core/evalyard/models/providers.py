@@ -72,7 +72,7 @@ class Dispatch:
     def streaming(self, *args: Any, **kwargs: Any) -> Any:
         return self._handler().streaming(*args, **kwargs)
 
-    async def astreaming(self, *args: Any, **kwargs: Any) -> Any:
+    def astreaming(self, *args: Any, **kwargs: Any) -> Any:  # what the handler returns, unchanged
         return self._handler().astreaming(*args, **kwargs)
 
 
