@@ -58,7 +58,7 @@ def test_local_model_judge_calls_run_on_model_actors_with_in_process_values(tmp_
         served_after = provider.engine.report()
     finally:
         provider.engine.close()
-    assert routed.status == "completed" and routed.scorers["grounded"]["errors"] == 0
+    assert routed.status == "completed" and routed.scorers["grounded"]["errors"] == 0, [r["error"] for r in routed.results]
     assert outcome(routed) == outcome(in_process)
     calls = in_process.usage["calls"]
     assert without_reuse(routed.usage) == without_reuse(in_process.usage) and calls >= len(claims)
