@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError
+from .errors import InputError, PluginError
 from .settings import Settings
 
 ENTRY_POINT_GROUP = "evalyard"
@@ -220,7 +220,7 @@ class PluginHost:
             one = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
             try:
                 results.append((name, one(**{arg: make(name) for arg, make in kwargs_for.items()})))
-            except PluginError:
+            except (PluginError, InputError):  # bad input (a setting's value) names itself
                 raise
             except Exception as exc:  # a broken plugin is named, never a traceback
                 raise PluginError(f"plugin {name!r} failed in {hook_name}: {type(exc).__name__}: {exc}") from exc

@@ -6,9 +6,15 @@ the cluster (``evalyard_ray.models``), taken over from evalyard-local through
 
 from __future__ import annotations
 
+import weakref
+
 from evalyard import hookimpl
 
 from .settings import DECLARED, RaySettings
+
+#: Each application's pool of model actors: one per application however often its registry is
+#: built again (a plugin added from Python), so actors that served calls are not left behind.
+_model_actors: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 @hookimpl
@@ -33,4 +39,8 @@ def wrap_model_provider(name, handler, app):
         return None
     from .models import ModelActors, cluster_provider
 
-    return cluster_provider(handler, ModelActors(RaySettings.of(app)))
+    settings = RaySettings.of(app)
+    actors = _model_actors.get(app)
+    if actors is None or actors.settings != settings:
+        actors = _model_actors[app] = ModelActors(settings)
+    return cluster_provider(handler, actors)
