@@ -5,10 +5,8 @@ over, and nothing connects to Ray until a call."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from testutil import probe
 
 pytest.importorskip("evalyard_ray")
 pytest.importorskip("evalyard_local")
@@ -43,8 +41,6 @@ def test_a_blocked_or_absent_evalyard_local_leaves_nothing_to_take_over():
 
 
 def test_importing_the_plugin_installs_nothing():
-    probe = ("import os; os.environ['EVALYARD_RAY_LOCAL_MODELS'] = '1'\n"
-             "import sys, evalyard_ray.plugin\n"
-             "print(sorted(m for m in ('evalyard_local', 'evalyard_ray.models', 'ray', 'litellm') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    loaded = probe("import os; os.environ['EVALYARD_RAY_LOCAL_MODELS'] = '1'\nimport sys, evalyard_ray.plugin\n"
+                   "print(sorted(m for m in ('evalyard_local', 'evalyard_ray.models', 'ray', 'litellm') if m in sys.modules))")
+    assert loaded == "[]"
