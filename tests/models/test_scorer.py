@@ -109,16 +109,16 @@ def test_missing_model_says_how_to_set_one(layer, monkeypatch, run):
         scorer.check_ready()  # what a run's set-up calls, before anything is stored
 
 
-def test_judge_model_from_layer_never_from_the_environment(rules, fast_retry, monkeypatch, run):
-    """Outside a run the layer's judge model is the one; the process environment is not read
-    behind the application's back (a run's judge model comes from its application's settings)."""
+def test_judge_model_from_the_layer_never_from_the_environment(rules, fast_retry, monkeypatch, run):
+    """Outside a run the judge model is the scorer's or its layer's: the environment is the
+    application's to read (a runtime hands it over in a run)."""
     model = rules([{"content": "ANSWER: yes"}])
     scorer = register_prompt_scorer("judge", template="correctness")()
     scorer.models = Application().model_layer(retry=fast_retry, judge_model=model)
     assert scorer.judge_model() == model
     monkeypatch.setenv("EVALYARD_JUDGE_MODEL", "env/model")
     scorer.models = None
-    with pytest.raises(ConfigError, match="--judge-model MODEL"):
+    with pytest.raises(ConfigError, match="needs a judge model"):
         scorer.judge_model()
 
 

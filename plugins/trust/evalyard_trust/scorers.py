@@ -99,7 +99,7 @@ class TrustScorer(Scorer):
         if self._assessor is None:
             name = self.backend_name()
             runtime = self.runtime
-            if runtime is None:  # used outside a run: a private runtime with the plugin's template
+            if runtime is None:  # used outside a run: a private runtime (the judge has its template file)
                 runtime = private_runtime(self.config.model)
                 self.runtime = runtime
             self._backend = None if name is None else make_backend(name, self.config, runtime)
@@ -175,11 +175,7 @@ def _total(spent: list) -> dict[str, Any] | None:
 def private_runtime(model: str | None) -> Any:
     from evalyard import Runtime
 
-    from pathlib import Path
-
-    # The plugin's templates, read from its folder (not imported from plugin.py, which imports this module)
-    templates = [(p.stem, p, "trust") for p in sorted((Path(__file__).parent / "prompts").glob("*.jinja"))]
-    return Runtime(judge_model=model, plugin_templates=templates)
+    return Runtime(judge_model=model)
 
 
 def item_from_case(case: Any) -> Item:
