@@ -285,6 +285,13 @@ def environment(version: Version, tree: Path) -> dict[str, str]:
                    and not ep.value.startswith("evalyard.")}
         if missing:
             env["EVALYARD_BLOCK_PLUGINS"] = ",".join(sorted(missing))
+        # an older revision may look for installed local models elsewhere: use this checkout's
+        try:
+            from evalyard_local.files import models_dir
+
+            env.setdefault("EVALYARD_MODELS_DIR", str(models_dir()))
+        except ImportError:  # no local-model plugin here
+            pass
     return env
 
 
@@ -342,6 +349,36 @@ def scored(judge: Judge, cases: list[dict], results: list[dict]) -> Scored:
         else:  # the scorer's own threshold, 0.5, on a value where high means the positive label
             predicted.append("tie" if value is None else "pos" if value >= 0.5 else "neg")
     return Scored([c["id"] for c in cases], truth, values, predicted, consistent)
+
+
+def words_results(results: list[dict]) -> list[dict] | None:
+    """A logprobs pairwise run's verdicts as the judge's words give them (``pairwise`` without
+    logprobs): each order's greedy first token (``details.raw``, the word a temperature-0 reply
+    starts with) combined by the original rule. None when the run kept no such tokens."""
+    out = []
+    for row in results:
+        verdicts = (row.get("details") or {}).get("verdicts") or []
+        if row.get("error") is not None or len(verdicts) != 2:
+            out.append({**row, "value": None, "label": None, "details": {}})
+            continue
+        winners, values = [], []
+        for verdict in verdicts:
+            raw = str((verdict.get("details") or {}).get("raw") or "").strip().strip("`.").lower()
+            if raw not in ("first", "second", "tie"):
+                return None
+            first_won = {"first": 1.0, "second": 0.0, "tie": 0.5}[raw]
+            candidate_first = verdict.get("order") == "candidate_first"
+            values.append(first_won if candidate_first else 1.0 - first_won)
+            winners.append("tie" if raw == "tie" else "candidate" if (raw == "first") == candidate_first
+                           else "reference")
+        value = sum(values) / 2
+        if winners[0] == winners[1]:
+            label = {"candidate": "candidate", "reference": "reference", "tie": "equal"}[winners[0]]
+        else:
+            label = "candidate" if value > 0.5 else "reference" if value < 0.5 else "inconsistent"
+        out.append({**row, "value": value, "label": label,
+                    "details": {"position_consistent": winners[0] == winners[1]}})
+    return out
 
 
 def calibrate_summary(report: dict) -> dict:
@@ -437,17 +474,28 @@ def main(argv: list[str] | None = None) -> int:
         resampled = resamples(len(cases))
         row = {"judge": judge.key, "scorer": judge.scorer, "set": judge.data, "n": len(cases), "versions": {},
                "calibrate": {}, "scored": {}}
+        words_row = None
         for version in versions:
             report, results = judged(judge, version, subset, args)
             row["scored"][version.name] = scored(judge, cases, results)
             row["versions"][version.name] = figures(row["scored"][version.name], resampled)
             row["calibrate"][version.name] = calibrate_summary(report)
+            words = words_results(results) if judge.baseline == "pairs" and "logprobs=true" in judge.scorer else None
+            if words is not None:  # the same calls read as before position debiasing
+                words_row = words_row or {**row, "scorer": "pairwise (words: greedy first token of the same calls)",
+                                          "versions": {}, "calibrate": {}, "scored": {}}
+                words_row["scored"][version.name] = scored(judge, cases, words)
+                words_row["versions"][version.name] = figures(words_row["scored"][version.name], resampled)
+                words_row["calibrate"][version.name] = {"held_out_accuracy": None, "best_baseline_held_out": None,
+                                                        "best_baseline_held_out_accuracy": None}
         truth = row["scored"][versions[0].name].truth
         row["baseline"] = best_baseline(cases, truth, judge.baseline, resampled)
-        if len(versions) == 2:
-            row["paired"] = paired(row["scored"][versions[0].name], row["scored"][versions[1].name], resampled)
-        del row["scored"]
-        rows.append(row)
+        for kept in (words_row, row) if words_row else (row,):
+            kept["baseline"] = row["baseline"]
+            if len(versions) == 2:
+                kept["paired"] = paired(kept["scored"][versions[0].name], kept["scored"][versions[1].name], resampled)
+            del kept["scored"]
+            rows.append(kept)
     if args.json:
         print(json.dumps({"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "judge_model":
                           args.judge_model, "limit": args.limit, "rows": rows}, indent=1))
