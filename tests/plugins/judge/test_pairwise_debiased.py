@@ -85,3 +85,33 @@ def test_label_probabilities_fold_variants_and_split_labels():
     assert label_probabilities({"yes": -0.1}, labels) is None
     # a token that starts two labels says nothing
     assert label_probabilities({"no": 0.0}, ["no_idea", "no_way"]) is None
+
+
+def test_compare_with_a_debiased_judge_counts_a_position_bound_judge_as_ties(app, rules, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from evalyard.cli import cli
+
+    def invoke(*args):
+        return CliRunner().invoke(cli, [str(a) for a in args], obj=app, catch_exceptions=False)
+
+    def run_of(name, answers):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"id": f"q{n}", "input": f"question {n}", "candidate": a, "reference": "x"})
+                                + "\n" for n, a in enumerate(answers)))
+        return json.loads(invoke("run", path, "-s", "exact_match", "--name", name, "--json").output)["run_id"]
+
+    base = run_of("base", [f"base answer {n}" for n in range(6)])
+    new = run_of("new", [f"new answer {n}" for n in range(6)])
+    # "second" either way; a slight lean to NEW (P(NEW better) 0.225 shown first, 0.875 shown second:
+    # mean 0.55), within the default margin: a tie, not a win
+    bound = rules([{"template": "judge/pairwise", "regex": r"First response:\s*<data-\w+>\s*new", "content": "second",
+                    "logprobs": lp(second=0.75, first=0.2, tie=0.05)},
+                   {"template": "judge/pairwise", "content": "second", "logprobs": lp(second=0.85, first=0.1, tie=0.05)}])
+    result = invoke("compare", base, new, "--judge", "pairwise:logprobs=true", "--judge-model", bound, "--json")
+    assert result.exit_code == 0, result.output
+    ab = json.loads(result.output)["pairwise"]
+    assert (ab["wins"], ab["losses"], ab["ties"]) == (0, 0, 6)
+    assert ab["win_rate"] == pytest.approx(0.55) and ab["position_inconsistent"] == 1.0
