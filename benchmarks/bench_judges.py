@@ -156,26 +156,32 @@ class Scored:
     predicted: list[str]      # "pos", "neg", or "tie" (no side)
     consistent: list[bool | None]
 
+    # A case the judge gave no verdict for (an error: recorded, never a fake value) is left out.
+    def judged(self, rows: list[int]) -> list[int]:
+        return [i for i in rows if self.values[i] is not None]
+
     def auc(self, rows: list[int]) -> float | None:
-        kept = [i for i in rows if self.values[i] is not None]
+        kept = self.judged(rows)
         return auc([self.values[i] for i in kept], [self.truth[i] == "pos" for i in kept])
 
     def accuracy(self, rows: list[int]) -> float | None:
-        return accuracy([self.predicted[i] for i in rows], [self.truth[i] for i in rows])
+        kept = self.judged(rows)
+        return accuracy([self.predicted[i] for i in kept], [self.truth[i] for i in kept])
 
     def kappa(self, rows: list[int]) -> float | None:
-        return kappa([self.predicted[i] for i in rows], [self.truth[i] for i in rows])
+        kept = self.judged(rows)
+        return kappa([self.predicted[i] for i in kept], [self.truth[i] for i in kept])
 
 
 def figures(scored: Scored, rows: list[list[int]]) -> dict:
     everything = list(range(len(scored.ids)))
-    out = {"n": len(everything), "errors": sum(v is None for v in scored.values)}
+    out = {"n": len(scored.judged(everything)), "errors": sum(v is None for v in scored.values)}
     for name in ("auc", "accuracy", "kappa"):
         method = getattr(scored, name)
         out[name] = method(everything)
         out[name + "_ci95"] = interval(method, rows)
-    decided = [p for p in scored.predicted if p != "tie"]
-    out["decided"] = len(decided) / len(everything) if everything else None
+    decided = [i for i in scored.judged(everything) if scored.predicted[i] != "tie"]
+    out["decided"] = len(decided) / out["n"] if out["n"] else None
     consistent = [c for c in scored.consistent if c is not None]
     if consistent:
         out["position_consistent"] = sum(consistent) / len(consistent)
@@ -183,12 +189,15 @@ def figures(scored: Scored, rows: list[list[int]]) -> dict:
 
 
 def paired(a: Scored, b: Scored, rows: list[list[int]]) -> dict:
-    """B minus A on the same cases: AUC and accuracy, with paired bootstrap intervals."""
+    """B minus A on the same cases (those both versions judged): AUC and accuracy, with paired
+    bootstrap intervals."""
     if a.ids != b.ids:
         fail("the two versions judged different cases: a paired comparison needs the same ones")
-    out = {}
+    both = set(a.judged(b.judged(list(range(len(a.ids))))))
+    out: dict = {"n": len(both)}
     for name in ("auc", "accuracy"):
         def difference(r, name=name):
+            r = [i for i in r if i in both]
             x, y = getattr(a, name)(r), getattr(b, name)(r)
             return None if x is None or y is None else y - x
         out[name] = difference(list(range(len(a.ids))))
@@ -411,8 +420,9 @@ def table(rows: list[dict], versions: list[Version]) -> str:
             if f is None:
                 continue
             base = row["baseline"]
+            errors = f", {f['errors']} error{'s' if f['errors'] > 1 else ''} left out" if f["errors"] else ""
             lines.append(
-                f"| `{row['scorer']}` | {row['set']} ({f['n']}) | {version.name} | {fmt(f['auc'], f['auc_ci95'])} | "
+                f"| `{row['scorer']}` | {row['set']} ({f['n']}{errors}) | {version.name} | {fmt(f['auc'], f['auc_ci95'])} | "
                 f"{fmt(f['accuracy'], f['accuracy_ci95'])} | {fmt(f['kappa'], f['kappa_ci95'])} | "
                 f"{fmt(f['decided'])} | {fmt(f.get('position_consistent'))} | {fmt(c['held_out_accuracy'])} | "
                 f"{base.get('name', '-')}: {fmt(base.get('auc'), base.get('auc_ci95'))} | "
@@ -424,7 +434,7 @@ def table(rows: list[dict], versions: list[Version]) -> str:
         for row in rows:
             d = row.get("paired")
             if d:
-                lines.append(f"| `{row['scorer']}` | {row['set']} ({row['n']}) | "
+                lines.append(f"| `{row['scorer']}` | {row['set']} ({d['n']}) | "
                              f"{fmt(d['auc'], d['auc_ci95'], True)} | {fmt(d['accuracy'], d['accuracy_ci95'], True)} |")
     return "\n".join(lines)
 
