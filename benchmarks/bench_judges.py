@@ -58,7 +58,7 @@ JUDGES = [
     Judge("correctness", "criteria/correctness:logprobs=true", "truthfulqa_correctness.jsonl", "correct", "answer"),
     Judge("correctness-examples", "criteria/correctness:logprobs=true", "correctness.jsonl", "correct", "answer"),
     Judge("hallucination", "judge/hallucination:logprobs=true", "halueval_qa.jsonl", "hallucination", "answer"),
-    Judge("criteria-hallucination", "criteria/hallucination:logprobs=true", "halueval_qa.jsonl", "hallucination",
+    Judge("criteria-hallucination", "criteria/hallucination", "halueval_qa.jsonl", "hallucination",
           "answer"),
     Judge("faithfulness-qa", "faithfulness:logprobs=true", "halueval_qa.jsonl", "no_hallucination", "answer"),
     Judge("faithfulness-summaries", "faithfulness:logprobs=true", "halueval_summaries.jsonl", "faithful", "answer"),
