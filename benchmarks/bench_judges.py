@@ -327,6 +327,10 @@ def judged(judge: Judge, version: Version, data: Path, args: argparse.Namespace)
     tree = checkout(version, work)
     env = environment(version, tree)
     db = f"sqlite:///{(work / (version.name + '.db')).resolve()}"
+    if args.timeout:  # a suite file around the cases: its models: section sets the call timeout
+        suite = data.with_suffix(".yaml")
+        suite.write_text(json.dumps({"data": data.name, "models": {args.judge_model: {"timeout": args.timeout}}}))
+        data = suite
     command = ["evalyard", "calibrate", str(data.resolve()), "-s", scorer_spec(judge, version), "--positive",
                judge.positive, "--json", "--db", db, "-j", str(args.concurrency), "--show", "0"]
     if args.judge_model:
@@ -455,12 +459,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="current | rev:REV | prompts:DIR | options:k=v,... (twice for a paired comparison)")
     parser.add_argument("--work", default="bench-judges-work", help="databases, worktrees and kept results")
     parser.add_argument("-j", "--concurrency", type=int, default=1)
+    parser.add_argument("--timeout", type=float, help="seconds a judge call may take (a slow local model on a "
+                                                       "busy machine needs more than the default 60)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     args = parser.parse_args(argv)
 
     data_dir = Path(args.data)
     if not data_dir.is_dir():
         fail(f"--data {data_dir}: not a directory")
+    if args.timeout and not args.judge_model:
+        fail("--timeout needs --judge-model (the model whose calls it sets)")
     versions = [Version.parse(v) for v in args.version] or [Version("current", "current")]
     if len(versions) > 2:
         fail("--version: at most two versions (a paired comparison)")
