@@ -398,7 +398,8 @@ def calibrate_summary(report: dict) -> dict:
     baselines = report.get("baselines") or {}
     best = max(((name, (b.get("held_out") or {}).get("accuracy")) for name, b in baselines.items()
                 if (b.get("held_out") or {}).get("accuracy") is not None), key=lambda x: x[1], default=(None, None))
-    return {"held_out_accuracy": held.get("accuracy"), "best_baseline_held_out": best[0],
+    return {"auc": report.get("auc"), "value": report.get("value"), "held_out_accuracy": held.get("accuracy"),
+            "best_baseline_held_out": best[0],
             "best_baseline_held_out_accuracy": best[1], "run_id": report.get("run_id")}
 
 
@@ -412,9 +413,9 @@ def fmt(x: float | None, ci: list[float] | None = None, signed: bool = False) ->
 
 def table(rows: list[dict], versions: list[Version]) -> str:
     lines = ["| judge | set (n) | version | AUC [95% CI] | accuracy at 0.5 [95% CI] | kappa [95% CI] | "
-             "decided | position consistent | calibrate held-out acc. | best baseline: AUC [95% CI] | "
-             "its held-out acc. (calibrate) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "decided | position consistent | calibrate: AUC (value) | calibrate: held-out acc. | "
+             "best baseline: AUC [95% CI] | its held-out acc. (calibrate) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         for version in versions:
             f, c = row["versions"].get(version.name), row["calibrate"].get(version.name)
@@ -425,7 +426,8 @@ def table(rows: list[dict], versions: list[Version]) -> str:
             lines.append(
                 f"| `{row['scorer']}` | {row['set']} ({f['n']}{errors}) | {version.name} | {fmt(f['auc'], f['auc_ci95'])} | "
                 f"{fmt(f['accuracy'], f['accuracy_ci95'])} | {fmt(f['kappa'], f['kappa_ci95'])} | "
-                f"{fmt(f['decided'])} | {fmt(f.get('position_consistent'))} | {fmt(c['held_out_accuracy'])} | "
+                f"{fmt(f['decided'])} | {fmt(f.get('position_consistent'))} | "
+                f"{fmt(c['auc'])}{' (' + c['value'] + ')' if c['value'] else ''} | {fmt(c['held_out_accuracy'])} | "
                 f"{base.get('name', '-')}: {fmt(base.get('auc'), base.get('auc_ci95'))} | "
                 f"{c['best_baseline_held_out'] or '-'}: {fmt(c['best_baseline_held_out_accuracy'])} |")
     if len(versions) == 2:
@@ -501,7 +503,8 @@ def main(argv: list[str] | None = None) -> int:
                                           "versions": {}, "calibrate": {}, "scored": {}}
                 words_row["scored"][version.name] = scored(judge, cases, words)
                 words_row["versions"][version.name] = figures(words_row["scored"][version.name], resampled)
-                words_row["calibrate"][version.name] = {"held_out_accuracy": None, "best_baseline_held_out": None,
+                words_row["calibrate"][version.name] = {"auc": None, "value": None, "held_out_accuracy": None,
+                                                        "best_baseline_held_out": None,
                                                         "best_baseline_held_out_accuracy": None}
         truth = row["scored"][versions[0].name].truth
         row["baseline"] = best_baseline(cases, truth, judge.baseline, resampled)
