@@ -211,6 +211,32 @@ def merge_scorer_choice(suite_specs: list[ScorerSpec], chosen: list[ScorerSpec])
     return out
 
 
+@dataclass(frozen=True)
+class RuntimeRecipe:
+    """What a worker's runtime is rebuilt from: the application's settings and the run's settings
+    (judge model, prompt directories, model settings, cost limit). The rebuilt runtime has no
+    database: the run's process is its only writer, so a worker's model calls are cached in memory."""
+
+    settings: Any  # evalyard.Settings
+    run_settings: dict[str, Any]
+    concurrency: int = 4
+    spent: float = 0.0
+
+    def build(self):
+        """The runtime, made once per worker process for each run's recipe."""
+        import pickle
+
+        key = pickle.dumps(self)
+        runtime = _runtimes.get(key)
+        if runtime is None:
+            runtime = _runtimes[key] = Application(self.settings).runtime(self.run_settings, self.concurrency,
+                                                                          self.spent)
+        return runtime
+
+
+_runtimes: dict[bytes, Any] = {}
+
+
 class Application:
     def __init__(self, settings: Settings | None = None, *, plugins: Sequence[tuple[str, object]] = ()) -> None:
         self.settings = settings or Settings.from_env()
@@ -414,13 +440,17 @@ class Application:
         from .runtime import Runtime
 
         max_cost = run_settings.get("max_cost")
-        return Runtime(judge_model=run_settings.get("judge_model"), default_judge=self.host.pm.hook.default_judge_model,
-                       prompt_dirs=run_settings.get("prompt_dirs") or (),
-                       plugin_templates=plugin_templates(self.registry), model_settings=run_settings.get("models"),
-                       use_cache=run_settings.get("use_cache", True),
-                       max_cost=None if max_cost is None else max(0.0, max_cost - spent),
-                       concurrency=batch_concurrency(run_settings, concurrency), batch=bool(run_settings.get("batch")),
-                       plugins=self.host)
+        runtime = Runtime(judge_model=run_settings.get("judge_model"),
+                          default_judge=self.host.pm.hook.default_judge_model,
+                          prompt_dirs=run_settings.get("prompt_dirs") or (),
+                          plugin_templates=plugin_templates(self.registry), model_settings=run_settings.get("models"),
+                          use_cache=run_settings.get("use_cache", True),
+                          max_cost=None if max_cost is None else max(0.0, max_cost - spent),
+                          concurrency=batch_concurrency(run_settings, concurrency), batch=bool(run_settings.get("batch")),
+                          plugins=self.host)
+        # what a worker (process, Ray actor) rebuilds this runtime from for its scorers' setup()
+        runtime.recipe = RuntimeRecipe(self.settings, run_settings, concurrency, spent)
+        return runtime
 
     def evaluate(self, suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
                  executor: str | None = None, generator: str | None = None,

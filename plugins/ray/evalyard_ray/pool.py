@@ -18,8 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from evalyard import Case, Score
-from evalyard import BatchStopped, ExecutorUnavailable, StopRun
+from evalyard import Case, ExecutorUnavailable, Score
 
 #: Seconds before another attempt when an actor could not be built (a node that cannot build
 #: it now may be replaced by one that can; the pool's timeout bounds the waiting).
@@ -193,7 +192,7 @@ class ActorPool:
             finally:
                 self.waiting -= 1
             try:
-                kind, payload, partial = await actor.handle.score.remote(cases)
+                done = await actor.handle.score.remote(cases)
             except lost as exc:
                 actor.in_flight -= 1
                 await self._lose(actor, exc)
@@ -208,10 +207,7 @@ class ActorPool:
                 self._release()
             else:
                 await self._notify()
-            if kind == "stopped":
-                stop = StopRun(payload)
-                raise BatchStopped(stop, partial) if partial is not None else stop
-            return payload
+            return done.result()  # the scores, or the scorer's stop raised as the core maps it
 
     # -- the end -----------------------------------------------------------------
     async def _cancel_tasks(self) -> None:
