@@ -127,7 +127,7 @@ class RayExecutor:
         # places actors in the order asked, and a pool with no batch left releases its actors, so
         # the scorers take the nodes in turn, each with all of them.
         size = self.actors_per_pool or max(1, capacity(resources))
-        return ActorPool(scorer.name, lambda: actor.remote(ref, expected), size,
+        return ActorPool(f"scorer {scorer.name!r}", lambda: actor.remote(ref, expected), size,
                          timeout=self.timeout, progress=self._progress, resources=resources)
 
     def close(self) -> None:
