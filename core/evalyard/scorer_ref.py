@@ -121,11 +121,9 @@ class ScorerRef:
         self.scorer.setup(runtime)
 
     def start(self) -> Scorer:
-        """Build and set up, with the worker's runtime: only a scorer with a ``setup`` of its own
-        makes the worker rebuild the runtime (the base ``setup`` does nothing)."""
+        """Build and set up, with the worker's runtime (``WorkerRuntime``: rebuilt at first use)."""
         scorer = self.build()
-        if type(scorer).setup is not Scorer.setup:
-            self.setup(self.runtime.build() if self.runtime is not None else None)
+        self.setup(WorkerRuntime(self.runtime) if self.runtime is not None else None)
         return scorer
 
     def score(self, cases: list[Case]) -> Outcome:
@@ -136,6 +134,21 @@ class ScorerRef:
         if self.scorer is not None:
             scorer, self.scorer = self.scorer, None
             scorer.close()
+
+
+class WorkerRuntime:
+    """The runtime a worker's scorer is set up with: the run's, rebuilt from its recipe when the
+    scorer first uses it. A scorer whose ``setup`` takes nothing from it (a sandbox starting its
+    worker) costs the worker no plugin loading, and needs no more on its machine than itself."""
+
+    def __init__(self, recipe: Any) -> None:
+        self._recipe = recipe
+        self._runtime: Any = None
+
+    def __getattr__(self, name: str) -> Any:  # only names the proxy itself has not: the runtime's
+        if self._runtime is None:
+            self._runtime = self._recipe.build()
+        return getattr(self._runtime, name)
 
 
 def class_reference(cls: type, executor: str = "process") -> tuple[str, str, str | None]:
