@@ -42,6 +42,17 @@ def env_number(name: str, default: float, minimum: float) -> float:
     return value
 
 
+# The plugin's knobs, each read through one function (where typed plugin settings plug in).
+def worker_timeout() -> float:
+    """Seconds a pool may go without any live actor (``EVALYARD_RAY_WORKER_TIMEOUT``)."""
+    return env_number("EVALYARD_RAY_WORKER_TIMEOUT", DEFAULT_TIMEOUT, 1)
+
+
+def actors_per_pool() -> int | None:
+    """Actors per (scorer, config) (``EVALYARD_RAY_ACTORS``); None: as many as the nodes fit."""
+    return int(env_number("EVALYARD_RAY_ACTORS", 0, 1)) or None
+
+
 def driver_versions(module: str) -> dict[str, str | None]:
     """The distributions a node must have at the driver's versions: the core, this plugin, and
     the one the scorer's module comes from (none for a module outside any distribution)."""
@@ -83,9 +94,8 @@ class RayExecutor:
 
     # -- before the run ------------------------------------------------------------
     def check(self, scorer: Scorer) -> None:
-        self.timeout = env_number("EVALYARD_RAY_WORKER_TIMEOUT", DEFAULT_TIMEOUT, 1)
-        actors = (Settings.variable("EVALYARD_RAY_ACTORS") or "").strip()
-        self.actors_per_pool = int(env_number("EVALYARD_RAY_ACTORS", 0, 1)) if actors else None
+        self.timeout = worker_timeout()
+        self.actors_per_pool = actors_per_pool()
         ref = ScorerRef.of(scorer, executor="ray")
         reference = (ref.module, ref.qualname, ref.path)
         actor_resources(scorer)

@@ -37,6 +37,16 @@ def whole_number(name: str) -> int | None:
     return int(text)
 
 
+def model_cpus() -> int:
+    """CPUs per model actor (``EVALYARD_RAY_MODEL_CPUS``, default 1)."""
+    return whole_number("EVALYARD_RAY_MODEL_CPUS") or 1
+
+
+def model_actors() -> int | None:
+    """Model actors (``EVALYARD_RAY_MODEL_ACTORS``); None: one per live node."""
+    return whole_number("EVALYARD_RAY_MODEL_ACTORS")
+
+
 # -- on the nodes ------------------------------------------------------------------------------
 def portable(exc: BaseException) -> tuple[type, tuple, dict]:
     """An exception as (class, args, attributes): litellm's errors cannot be unpickled the usual
@@ -207,21 +217,21 @@ class ModelActors:
         import ray
 
         from .cluster import alive_nodes, capacity
-        from .executor import DEFAULT_TIMEOUT, env_number
+        from .executor import worker_timeout
         from .pool import ActorPool
 
         with self._lock:
             self._connect()
             if self._pool is None:
-                cpus = whole_number("EVALYARD_RAY_MODEL_CPUS") or 1
+                cpus = model_cpus()
                 if capacity({"cpu": cpus}) < 1:
                     raise InputError(f"no node of the Ray cluster has {cpus} CPU(s) for a model actor "
                                      "(EVALYARD_RAY_MODEL_CPUS)")
                 make = ray.remote(ModelServer).options(
                     num_cpus=cpus, max_restarts=0, max_task_retries=0, scheduling_strategy="SPREAD").remote
-                size = whole_number("EVALYARD_RAY_MODEL_ACTORS") or len(alive_nodes())
+                size = model_actors() or len(alive_nodes())
                 self._pool = ActorPool("model actors", lambda: make(cpus), size, per_actor=None,
-                                       timeout=env_number("EVALYARD_RAY_WORKER_TIMEOUT", DEFAULT_TIMEOUT, 1),
+                                       timeout=worker_timeout(),
                                        resources={"cpu": float(cpus)}, release_when_idle=False,
                                        max_failed_starts=size)
             return self._pool
