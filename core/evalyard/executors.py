@@ -7,6 +7,10 @@ executor is anything with this shape, registered by a plugin through
 returning it; a distributed executor (e.g. one submitting batches to a Ray cluster, with
 results written by the runner as they come back) needs nothing else from the core.
 
+An executor only places and transports. What a batch does on a worker (build the scorer from
+its reference, set it up with the worker's runtime, score, map exceptions, close) is
+``evalyard.scorer_ref``'s, and how many batches are pending is the runner's ``Budget``.
+
 The core's own, registered by ``evalyard.builtins.executors``:
 
 - ``thread``: a thread pool of ``concurrency`` threads (cheap CPU work, libraries that
