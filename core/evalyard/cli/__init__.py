@@ -29,9 +29,9 @@ def _case_from_suite(spec: str) -> dict:
 
 def add_builtin_commands(group: click.Group) -> None:
     """The core's commands, added by its built-in plugin through ``register_commands``."""
-    from . import cache, compare, plugin_new, plugins, prompts, report, run, runs
+    from . import cache, calibrate, compare, plugin_new, plugins, prompts, report, run, runs
 
-    for module in (run, runs, compare, plugins, plugin_new, report):
+    for module in (run, runs, compare, calibrate, plugins, plugin_new, report):
         module.register(group)
     prompts.register(group, load_case=_case_from_suite,
                      library_factory=lambda dirs: current_app().prompt_library(first_dirs=dirs))

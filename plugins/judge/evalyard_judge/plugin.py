@@ -21,10 +21,3 @@ def register_scorers(register):
 @hookimpl
 def register_prompt_templates(register):
     register_all(register)
-
-
-@hookimpl
-def register_commands(cli):
-    from .calibrate import calibrate_command
-
-    cli.add_command(calibrate_command)
