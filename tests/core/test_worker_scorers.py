@@ -127,7 +127,7 @@ def test_every_copy_a_process_worker_built_is_closed(tmp_path, isolated_home):
 def test_a_worker_records_a_failing_batch_and_a_stop_as_the_run_process_does(tmp_path, isolated_home):
     """The exception mapping is the core's one (``evalyard.scorer_ref.outcome``) on every executor."""
     plugin = write(tmp_path / "mapping_scorers.py", """
-from evalyard import Score, Scorer, StopRun, hookimpl
+from evalyard import CostLimitReached, Score, Scorer, StopRun, hookimpl
 
 class Mapping(Scorer):
     name = "mapping"
@@ -139,6 +139,8 @@ class Mapping(Scorer):
             raise ValueError("the whole batch broke")
         if kind == "stop":
             raise StopRun("out of budget")
+        if kind == "cost":  # a stop that takes more than a message to build: it cannot unpickle as it is
+            raise CostLimitReached(1.0, 0.5)
         return [Score(value=1.0)]
 
 @hookimpl
@@ -154,6 +156,9 @@ def register_scorers(register):
         stopped = evalyard.evaluate([{"id": "s", "candidate": "stop"}], ["mapping"], app=app, executor=executor)
         assert (stopped.status, stopped.error) == ("failed", "stopped: out of budget")  # a stop, no case error
         assert list(stopped.results) == []
+        priced = evalyard.evaluate([{"id": "p", "candidate": "cost"}], ["mapping"], app=app, executor=executor)
+        assert (priced.status, priced.error) == ("failed", "stopped: cost limit reached: $1.0000 spent of $0.5000 "
+                                                            "allowed")
     assert results["thread"] == results["process"]
     assert results["thread"]["a"] == (1.0, None)
     assert results["thread"]["b"][0] is None and "the whole batch broke" in results["thread"]["b"][1]
