@@ -7,6 +7,7 @@ library, so ``evalyard calibrate`` starts fast.
 from __future__ import annotations
 
 import math
+import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,6 +33,9 @@ class Pair:
     #: the response and its sources (context and reference), for the no-model baselines
     candidate: str | None = None
     sources: str | None = None
+    #: the scorer's own value, which a run's pass/fail applies its threshold to (``value`` above is
+    #: what calibration fits on: the same, or a graded value such as a P(yes) kept in details)
+    run_value: float | None = None
 
 
 def as_text(value: Any) -> str:
@@ -119,10 +123,41 @@ def confusion(truth: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
     return {"labels": labels, "matrix": [[counts[(t, p)] for p in labels] for t in labels]}
 
 
-def label_agreement(truth: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
+BOOTSTRAP_SAMPLES = 1000
+BOOTSTRAP_SEED = 0
+
+
+def bootstrap_interval(statistic: Any, n: int, samples: int = BOOTSTRAP_SAMPLES) -> list[float] | None:
+    """95% percentile-bootstrap interval of ``statistic(indices)`` over the n cases resampled with
+    replacement (Efron & Tibshirani 1993, ch. 13); resamples where it is undefined (None) are left
+    out, and None comes back when most are, or n < 2. Seeded: the same data give the same interval."""
+    if n < 2:
+        return None
+    rng = random.Random(BOOTSTRAP_SEED)
+    found = []
+    for _ in range(samples):
+        value = statistic([rng.randrange(n) for _ in range(n)])
+        if value is not None:
+            found.append(value)
+    if len(found) < samples / 2:
+        return None
+    found.sort()
+    return [found[int(0.025 * (len(found) - 1))], found[int(math.ceil(0.975 * (len(found) - 1)))]]
+
+
+def figures(truth: Sequence[Any], predicted: Sequence[Any]) -> dict[str, Any]:
+    """Accuracy and Cohen's kappa of ``predicted`` against ``truth``, each with its 95% bootstrap interval."""
     n = len(truth)
-    return {"n": n, "accuracy": sum(t == p for t, p in zip(truth, predicted)) / n if n else None,
-            "kappa": cohen_kappa(truth, predicted), "confusion": confusion(truth, predicted)}
+    hits = [t == p for t, p in zip(truth, predicted)]
+    return {"n": n, "accuracy": sum(hits) / n if n else None,
+            "accuracy_ci": bootstrap_interval(lambda rows: sum(hits[i] for i in rows) / len(rows), n),
+            "kappa": cohen_kappa(truth, predicted),
+            "kappa_ci": bootstrap_interval(lambda rows: cohen_kappa([truth[i] for i in rows],
+                                                                    [predicted[i] for i in rows]), n)}
+
+
+def label_agreement(truth: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
+    return {**figures(truth, predicted), "confusion": confusion(truth, predicted)}
 
 
 def _cuts(values: Sequence[float]) -> list[float]:
@@ -168,6 +203,10 @@ def auc(values: Sequence[float], positive: Sequence[bool]) -> float | None:
     return (pos_rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
 
 
+def auc_interval(values: Sequence[float], positive: Sequence[bool]) -> list[float] | None:
+    return bootstrap_interval(lambda rows: auc([values[i] for i in rows], [positive[i] for i in rows]), len(values))
+
+
 HELD_OUT_FOLDS = 5
 
 
@@ -186,27 +225,36 @@ def folds(positive: Sequence[bool], k: int = HELD_OUT_FOLDS) -> list[int] | None
     return out
 
 
-def held_out(values: Sequence[float], positive: Sequence[bool], fit: Any = None) -> dict[str, Any] | None:
-    """Accuracy and kappa of a threshold fitted on the other folds, for each case of each fold
-    (k-fold cross-validation): what the fitted threshold is worth on cases it was not fitted on.
-    ``fit(values, positive) -> predict(values) -> guesses``; the default fits ``best_threshold``."""
+def cross_validated(values: Sequence[float], positive: Sequence[bool], fit: Any = None) -> tuple[int, list[bool]] | None:
+    """Each case's guess by a threshold fitted on the other folds (stratified k-fold cross-validation),
+    with k; None when a label has fewer than two cases. ``fit(values, positive) -> predict(values) ->
+    guesses``; the default fits ``best_threshold``."""
     fit = fit or _fit_threshold
     assigned = folds(positive)
     if assigned is None:
         return None
     k = max(assigned) + 1
-    guesses: list[bool | None] = [None] * len(values)
+    guesses: list[bool] = [False] * len(values)
     for fold in range(k):
         train = [i for i, f in enumerate(assigned) if f != fold]
         test = [i for i, f in enumerate(assigned) if f == fold]
         predict = fit([values[i] for i in train], [positive[i] for i in train])
         for i, guess in zip(test, predict([values[i] for i in test])):
             guesses[i] = guess
-    truth = [str(p) for p in positive]
-    predicted = [str(g) for g in guesses]
-    return {"method": f"{k}-fold cross-validation", "folds": k, "n": len(values),
-            "accuracy": sum(t == g for t, g in zip(truth, predicted)) / len(values),
-            "kappa": cohen_kappa(truth, predicted)}
+    return k, guesses
+
+
+def held_out(values: Sequence[float], positive: Sequence[bool], fit: Any = None) -> dict[str, Any] | None:
+    """Accuracy and kappa (with intervals) of a threshold fitted on the other folds, for each case of
+    each fold: what the fitted threshold is worth on cases it was not fitted on."""
+    found = cross_validated(values, positive, fit)
+    if found is None:
+        return None
+    k, guesses = found
+    # The interval resamples the out-of-fold verdicts with the folds held fixed: it shows how much
+    # the estimate moves with the cases drawn, not with the refitting.
+    return {"method": f"{k}-fold cross-validation", "folds": k,
+            **figures([str(p) for p in positive], [str(g) for g in guesses])}
 
 
 def _fit_threshold(values: Sequence[float], positive: Sequence[bool]) -> Any:
@@ -239,24 +287,44 @@ def overlap(candidate: str | None, sources: str | None) -> float:
     return sum(w in known for w in said) / len(said) if said else 0.0
 
 
-def baselines(pairs: list["Pair"], positive: Sequence[bool]) -> dict[str, dict[str, Any]]:
+#: The overlap baseline's name for each format: answers are compared with their context/reference,
+#: claims (Trust-Score's format) with the evidence they are checked against.
+OVERLAP_NAMES = {"answers": "word overlap with context/reference", "claims": "word overlap of claim with evidence"}
+
+
+def baselines(pairs: list["Pair"], positive: Sequence[bool], data_format: str = "answers") -> dict[str, dict[str, Any]]:
     """No-model predictors of the same labels on the same cases, each at its best threshold and
-    scored held-out like the judge: majority class, response length (words), and word overlap
-    with the context/reference (when cases have any)."""
+    scored held-out like the judge: the majority class, response length (words), and word overlap
+    (of the response with its context/reference, or of the claim with its evidence, when cases
+    have any). For claims, ``Pair.candidate`` holds the claim and ``Pair.sources`` the evidence."""
     out: dict[str, dict[str, Any]] = {}
-    majority_side = Counter(positive).most_common(1)[0][0]
-    out["majority class"] = {"predicts": "positive" if majority_side else "negative",
+    counts = Counter(positive)
+    majority_side = counts[True] > counts[False]
+    balanced = counts[True] == counts[False]
+    out["majority class"] = {"predicts": "either label (balanced)" if balanced else
+                             ("positive" if majority_side else "negative"),
                              "accuracy": sum(p == majority_side for p in positive) / len(positive),
                              "held_out": held_out([0.0] * len(positive), positive, fit=_fit_majority)}
-    features = {"response length": [float(len(words(p.candidate))) for p in pairs]}
+    features = {"response length" if data_format == "answers" else "claim length":
+                [float(len(words(p.candidate))) for p in pairs]}
     if any(p.sources for p in pairs):
-        features["word overlap with context/reference"] = [overlap(p.candidate, p.sources) for p in pairs]
+        features[OVERLAP_NAMES[data_format]] = [overlap(p.candidate, p.sources) for p in pairs]
     for name, values in features.items():
         best = best_threshold(values, positive)
         if best is None:
             continue
         out[name] = {**best, "auc": auc(values, positive), "held_out": held_out(values, positive)}
     return out
+
+
+def best_baseline(found: dict[str, dict[str, Any]] | None) -> dict[str, Any] | None:
+    """The baseline with the highest held-out accuracy: ``{name, accuracy, accuracy_ci}``."""
+    best = None
+    for name, entry in (found or {}).items():
+        held = entry.get("held_out") or {}
+        if held.get("accuracy") is not None and (best is None or held["accuracy"] > best["accuracy"]):
+            best = {"name": name, "accuracy": held["accuracy"], "accuracy_ci": held.get("accuracy_ci")}
+    return best
 
 
 def _accuracy_of(entry: dict[str, Any]) -> float | None:
@@ -305,14 +373,57 @@ def _common_labels(pairs: list[Pair]) -> tuple[list[str], list[str]] | None:
     return None
 
 
-def _positive_side(pairs: list[Pair], positive: str | None) -> list[bool] | None:
-    humans = [as_text(p.human) for p in pairs]
+def positive_label(pairs: list[Pair], positive: str | None, scorer_labels: Sequence[str] = (),
+                   higher_is_better: bool = True) -> str | None:
+    """The human label that counts as positive (the side a high value speaks for): ``--positive``;
+    else, for the usual spellings of a binary verdict, the "yes" one (the "no" one for a scorer whose
+    lower values are better: a high hallucination score speaks for "unfaithful"); else, for two
+    labels the scorer also gives (a pairwise judge's ``candidate``/``reference``), the one it lists
+    first -- its high value's label."""
     if positive is not None:
-        return [h == as_text(positive) for h in humans]
-    sides = [polar(h) for h in humans]
-    if all(sides):
-        return [s == "yes" for s in sides]
+        return as_text(positive)
+    humans = sorted({as_text(p.human) for p in pairs})
+    if all(polar(h) for h in humans):
+        side = "yes" if higher_is_better else "no"
+        said = [h for h in humans if polar(h) == side]
+        return said[0] if len(said) == 1 else side
+    known = [as_text(label) for label in scorer_labels]
+    shared = [h for h in humans if h in known]
+    if len(humans) == 2 and shared:
+        return min(shared, key=known.index)
     return None
+
+
+def _positive_side(pairs: list[Pair], positive: str | None) -> list[bool] | None:
+    if positive is None:
+        return None
+    humans = [as_text(p.human) for p in pairs]
+    if positive not in humans and positive in ("yes", "no"):
+        return [polar(h) == positive for h in humans]
+    return [h == positive for h in humans]
+
+
+def orders_disagree(winners: Sequence[Any]) -> bool:
+    """A pairwise verdict whose two orders named different winners (a tie counts as a winner of its
+    own): the one definition of "position-inconsistent" for ``compare --judge`` and ``calibrate``."""
+    return len(set(winners)) > 1
+
+
+def _winners(pair: Pair) -> list[Any] | None:
+    winners = pair.details.get("winners") if isinstance(pair.details, dict) else None
+    return winners if isinstance(winners, list) and len(winners) == 2 else None
+
+
+def pairwise_figures(pairs: list[Pair], truth: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
+    """What a pairwise judge did: how often it picked a side at all, how often its two orders
+    agreed, and its accuracy counting a tie or a position-bound split as a miss."""
+    n = len(pairs)
+    ties = sum(1 for g in predicted if g not in ("candidate", "reference"))
+    consistent = [not orders_disagree(_winners(p)) for p in pairs]
+    return {"n": n, "decided": n - ties, "ties_or_splits": ties,
+            "position_consistency": sum(consistent) / n if n else None,
+            "position_consistency_ci": bootstrap_interval(lambda rows: sum(consistent[i] for i in rows) / len(rows), n),
+            **{k: v for k, v in figures(truth, predicted).items() if k != "n"}}
 
 
 #: What a judge's reply may copy from its prompt without it being reasoning: the data markers and
@@ -344,21 +455,34 @@ def reasoning_of(details: dict[str, Any]) -> str | None:
 
 
 def _scorer_cut(pairs: list[Pair], threshold: float, higher_is_better: bool) -> tuple[list[bool], str]:
-    """Positive guesses of the scorer at its own threshold. A value says "positive" when it is high
+    """Positive guesses of the scorer at its own threshold, applied to the value a run applies it to
+    (the scorer's value, not a graded calibration value). A value says "positive" when it is high
     (value 1 = yes), whatever the data show: a scorer that passes when its value is at least the
     threshold calls those positive; one that passes at most the threshold (lower is better) calls
     the values above it positive."""
+    values = [p.value if p.run_value is None else p.run_value for p in pairs]
     if higher_is_better:
-        return [p.value >= threshold for p in pairs], f"value >= {threshold:g}"
-    return [p.value > threshold for p in pairs], f"value > {threshold:g}"
+        return [v >= threshold for v in values], f"value >= {threshold:g}"
+    return [v > threshold for v in values], f"value > {threshold:g}"
+
+
+def _rule(threshold: float, direction: str) -> str:
+    return f"value {'>=' if direction == '>=' else '<'} {threshold:.4g}"
 
 
 def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer_threshold: float | None = None,
-                     positive: str | None = None, with_baselines: bool = True) -> dict[str, Any]:
-    """Everything ``evalyard calibrate`` prints, for the pairs that have both a human label and a verdict."""
+                     positive: str | None = None, with_baselines: bool = True, scorer_labels: Sequence[str] = (),
+                     data_format: str = "answers") -> dict[str, Any]:
+    """Everything ``evalyard calibrate`` prints, for the pairs that have both a human label and a verdict.
+
+    ``at_threshold`` is the agreement a run of the scorer gets as it is (its labels, or its value at
+    its own threshold: nothing fitted); ``threshold.held_out`` what the fitted threshold gets on
+    cases it was not fitted on (what ``--calibrated`` gets). Both carry 95% bootstrap intervals."""
     report: dict[str, Any] = {"compared": len(pairs), "human_kind": human_kind([p.human for p in pairs]) if pairs
                               else None, "balance": None, "labels": None, "correlation": None, "auc": None,
-                              "threshold": None, "baselines": None, "baseline_verdicts": [], "disagreements": []}
+                              "auc_ci": None, "threshold": None, "at_threshold": None, "positive_label": None,
+                              "pairwise": None, "baselines": None, "best_baseline": None, "baseline_verdicts": [],
+                              "disagreements": [], "notes": [], "points": None}
     if not pairs:
         return report
     report["balance"] = dict(sorted(Counter(as_text(p.human) for p in pairs).items()))
@@ -373,24 +497,40 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
     truth: list[str] | None = None
     compared = pairs
     labelled = [p for p in pairs if p.label is not None]
-    common = _common_labels(labelled) if labelled and kind != "numeric" else None
+    pairwise = bool(pairs) and all(_winners(p) for p in pairs)
+    if pairwise and len(labelled) == len(pairs):  # one vocabulary (candidate, reference, ...) even with no side picked
+        common = ([as_text(p.human) for p in pairs], [as_text(p.label) for p in pairs])
+    else:
+        common = _common_labels(labelled) if labelled and kind != "numeric" else None
     if common is not None:
         truth, predicted = common
         compared = labelled
         report["labels"] = {"basis": "labels", **label_agreement(truth, predicted)}
-    judge_accuracy = report["labels"]["accuracy"] if report["labels"] else None
+        report["at_threshold"] = {"rule": "its labels", **report["labels"]}
+        report["at_threshold"].pop("confusion")
+        if pairwise:
+            report["pairwise"] = pairwise_figures(labelled, truth, predicted)
     if kind == "binary":
         valued = [p for p in pairs if p.value is not None]
-        sides = _positive_side(valued, positive)
+        report["positive_label"] = positive_label(valued, positive, scorer_labels, higher_is_better)
+        sides = _positive_side(valued, report["positive_label"])
+        if valued and sides is None:
+            report["notes"].append("no threshold, AUC or baselines: name the human label that counts as positive "
+                                   "with --positive")
         if valued and sides is not None:
             xs, ys = [p.value for p in valued], [float(s) for s in sides]
             if report["correlation"] is None:  # labels that are not numbers: correlate with positive = 1
                 report["correlation"] = {"n": len(valued), "pearson": pearson(xs, ys), "spearman": spearman(xs, ys)}
+            if not pairwise:  # each case's own value and side: a run's figure at any threshold
+                report["points"] = {"value": [p.value if p.run_value is None else p.run_value for p in valued],
+                                    "positive": list(sides)}
             if len(set(xs)) > 2:  # a probability or a graded score, not a bare 0/1 verdict
                 report["auc"] = auc(xs, sides)
+                report["auc_ci"] = auc_interval(xs, sides)
             best = best_threshold(xs, sides)
-            at_scorer = _scorer_cut(valued, scorer_threshold, higher_is_better) if scorer_threshold is not None \
-                else None
+            # a pairwise judge's own cut (value >= 0.5) would count its ties as picking the candidate
+            at_scorer = _scorer_cut(valued, scorer_threshold, higher_is_better) \
+                if scorer_threshold is not None and not pairwise else None
             if best is not None:
                 best["held_out"] = held_out(xs, sides)
                 if at_scorer is not None:
@@ -399,30 +539,40 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
                     best["accuracy_at_scorer_threshold"] = sum(g == s for g, s in zip(guesses, sides)) / len(valued)
                     best["kappa_at_scorer_threshold"] = cohen_kappa([str(s) for s in sides], [str(g) for g in guesses])
                 report["threshold"] = best
-                if best["held_out"] is not None:
-                    judge_accuracy = best["held_out"]["accuracy"]
-            if common is None:  # no labels to compare: cut at the scorer's own threshold, else at the best one
+            if common is None:  # no labels to compare: the scorer's own cut, else the fitted one held out
+                guesses, basis = None, None
                 if at_scorer is not None:
                     guesses, basis = at_scorer
-                elif best is not None:
-                    guesses = _predict(xs, best["threshold"], best["direction"])
-                    basis = f"value {'>=' if best['direction'] == '>=' else '<'} {best['threshold']:.4g}"
-                else:
-                    guesses = None
+                elif best is not None and best["held_out"] is not None:
+                    guesses = cross_validated(xs, sides)[1]
+                    basis = (f"{_rule(best['threshold'], best['direction'])}, {best['held_out']['method']} (the "
+                             f"scorer has no threshold of its own)")
                 if guesses is not None:
                     truth = ["yes" if s else "no" for s in sides]
                     predicted = ["yes" if g else "no" for g in guesses]
                     compared = valued
                     report["labels"] = {"basis": basis, **label_agreement(truth, predicted)}
-                    if judge_accuracy is None:
-                        judge_accuracy = report["labels"]["accuracy"]
+                    if at_scorer is not None:
+                        report["at_threshold"] = {"rule": basis, **report["labels"]}
+                        report["at_threshold"].pop("confusion")
             if with_baselines and len(set(sides)) == 2:
-                report["baselines"] = baselines(valued, sides)
-                report["baseline_verdicts"] = baseline_verdicts(judge_accuracy, report["baselines"])
+                report["baselines"] = baselines(valued, sides, data_format)
+                report["best_baseline"] = best_baseline(report["baselines"])
+    judge_accuracy = _judge_accuracy(report)
     report["judge_accuracy"] = judge_accuracy
+    if report["baselines"]:
+        report["baseline_verdicts"] = baseline_verdicts(judge_accuracy, report["baselines"])
     if predicted is not None and truth is not None:
         for p, t, guess in zip(compared, truth, predicted):
             if t != guess:
                 report["disagreements"].append({"id": p.case_id, "human": p.human, "scorer": guess, "label": p.label,
                                                 "value": p.value, "reasoning": reasoning_of(p.details)})
     return report
+
+
+def _judge_accuracy(report: dict[str, Any]) -> float | None:
+    """The judge's best honest figure: at the threshold a run uses, or its fitted threshold held out."""
+    found = [(report["at_threshold"] or {}).get("accuracy"),
+             ((report["threshold"] or {}).get("held_out") or {}).get("accuracy")]
+    found = [f for f in found if f is not None]
+    return max(found) if found else None

@@ -477,11 +477,14 @@ class Application:
                 on_progress: Callable[[int], None] | None = None,
                 on_start: Callable[[str, int], None] | None = None) -> RunResult:
         """Create the planned run in the database and run its stages."""
+        import logging
+
         from .calibration import apply_calibrations
         from .runner import Runner
 
         store = self.open_store(db)
-        apply_calibrations(store, plan.scorers, every_judge=bool(plan.settings.get("calibrated")))
+        for warning in apply_calibrations(store, plan.scorers, every_judge=bool(plan.settings.get("calibrated"))):
+            logging.getLogger("evalyard").warning("WARNING: %s", warning)  # at once; the summary repeats it
         concurrency = batch_concurrency(plan.settings, concurrency)
         plan.runtime.store = store  # the model layer's response cache is the run's database
         plan.runtime.concurrency = concurrency
@@ -575,6 +578,7 @@ class Application:
             if executor is None:
                 p.executor = stored.get("executor", p.executor)
             p.calibration = stored.get("calibration")  # a calibrated threshold applies to the same value
+            p.calibration_used = stored.get("calibration_used")
         prepared_generator = None
         if row.generator:
             prepared_generator = prepare_generator(row.generator["name"], row.generator.get("config") or {},

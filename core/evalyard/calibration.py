@@ -10,16 +10,26 @@ calibrated`` or ``evalyard run --calibrated``).
 
 - ``n``, ``accuracy``, ``kappa``, ``basis``: agreement of the judge's own verdicts (its labels,
   or its values cut at its own threshold) with the human labels;
+- ``at_threshold``: ``{rule, n, accuracy, accuracy_ci, kappa, kappa_ci}``, the same at the
+  threshold a run uses without ``--calibrated`` (nothing fitted), with 95% bootstrap intervals,
+  and ``scorer_threshold``, that threshold; ``points`` (``value``, ``positive``): each case's
+  value and human side, so a run with another threshold gets its own figure;
 - ``threshold``, ``direction``: the fitted cut (positive when value >= threshold; ``<=`` means
-  the judge's values run against the labels, and no threshold is applied);
-- ``held_out``: ``{method, accuracy, kappa}`` of the fitted cut on cases it was not fitted on;
+  the judge's values run against the labels, and ``--calibrated`` refuses it, saying so);
+- ``held_out``: ``{method, n, accuracy, accuracy_ci, kappa, kappa_ci}`` of the fitted cut on
+  cases it was not fitted on (cross-validated): what a ``--calibrated`` run gets;
 - ``value``: what the cut applies to: ``value``, ``calibration_value`` (``Scorer.calibration_value``)
   or ``details.KEY``;
-- ``auc`` (or None), ``data``, ``data_hash``, ``labels``.
+- ``auc``, ``auc_ci`` (or None), ``best_baseline``, ``majority`` (the majority class's held-out
+  accuracy), ``card`` (the judge card), ``data``, ``data_hash``, ``labels``.
+
+A run records the calibration it showed (``calibration_used`` in its scorer description), so
+``runs show`` and the report show that one later, not whichever is newest.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from .errors import InputError
@@ -44,11 +54,21 @@ def source_value(scorer: Scorer, score: Score, source: str) -> float | None:
     if source == "calibration_value":
         return scorer.calibration_value(score)
     if source.startswith("details."):
-        found: Any = score.details or {}
-        for part in source[len("details."):].split("."):
-            found = found.get(part) if isinstance(found, dict) else None
-        return float(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else None
+        return details_number(score.details or {}, source[len("details."):])
     return score.value
+
+
+def details_number(details: Any, path: str) -> float | None:
+    """The number at a dotted path into a score's details (``claims.0.p_yes``: list items by index)."""
+    found: Any = details
+    for part in path.split("."):
+        if isinstance(found, dict):
+            found = found.get(part)
+        elif isinstance(found, list) and part.isdigit() and int(part) < len(found):
+            found = found[int(part)]
+        else:
+            return None
+    return float(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else None
 
 
 def summary_of(row: Any) -> dict[str, Any]:
@@ -57,14 +77,17 @@ def summary_of(row: Any) -> dict[str, Any]:
     return summary
 
 
-def apply_calibrations(store: Any, prepared: list, every_judge: bool = False) -> None:
-    """Give each scorer asked for ``threshold: calibrated`` (every judge with a saved calibration when
-    ``every_judge``) the threshold of its newest saved calibration; record what was applied."""
+def apply_calibrations(store: Any, prepared: list, every_judge: bool = False) -> list[str]:
+    """Record, for each judge with a saved calibration, the one its figures come from; give each
+    scorer asked for ``threshold: calibrated`` (every judge with one when ``every_judge``) the
+    threshold it fitted. Returns the warnings to show (a threshold refused, or no better than a
+    baseline)."""
+    warnings = []
     for p in prepared:
         asked = p.spec.threshold == CALIBRATED
-        if not asked and not every_judge:
-            continue
         description = p.describe()
+        if not asked and not (is_judge(description)):
+            continue
         row = store.calibration(description["fingerprint"])
         where = p.spec.origin or "scorer"
         if row is None:
@@ -74,45 +97,113 @@ def apply_calibrations(store: Any, prepared: list, every_judge: bool = False) ->
                                  f"calibrate DATA --scorer {p.name} --save` with the same options first")
             continue
         summary = summary_of(row)
+        p.calibration_used = {"id": row.id, "created_at": summary.get("created_at")}
+        if not (asked or every_judge):
+            continue
         if summary.get("threshold") is None or summary.get("direction") != ">=":
+            reason = (f"its values run against the human labels (positive when value < {summary['threshold']:.4g}), "
+                      f"and a scorer passes on high values" if summary.get("direction") == "<="
+                      else "it has no fitted threshold")
             if asked:
-                reason = ("its values run against the human labels" if summary.get("direction") == "<="
-                          else "it has no fitted threshold")
                 raise InputError(f"{where}: the saved calibration {row.id} of {p.name!r} cannot give a threshold: "
                                  f"{reason}")
+            p.calibration_used["refused"] = reason
+            warnings.append(f"{p.name}: --calibrated: calibration {row.id} NOT applied: {reason}; the scorer keeps "
+                            f"its threshold {p.threshold}")
             continue
         p.spec.threshold = summary["threshold"]
         p.calibration = {"id": row.id, "threshold": summary["threshold"], "value": summary.get("value", "value")}
+        held, majority = summary.get("held_out") or {}, summary.get("majority")
+        if held.get("accuracy") is not None and majority is not None and held["accuracy"] < majority:
+            warnings.append(f"{p.name}: --calibrated applies threshold {summary['threshold']:.4g} (calibration "
+                            f"{row.id}) whose held-out accuracy {held['accuracy']:.2f} is below the majority-class "
+                            f"baseline's {majority:.2f}: always answering the commoner label does better")
+    return warnings
+
+
+def _figure_at(points: dict[str, Any], threshold: float, higher_is_better: bool) -> dict[str, Any]:
+    """Agreement of the saved values cut at ``threshold`` as a run cuts them."""
+    from .agreement import figures
+
+    values, positive = points["value"], points["positive"]
+    guesses = [(v >= threshold) if higher_is_better else (v > threshold) for v in values]
+    rule = f"value {'>=' if higher_is_better else '>'} {threshold:g}"
+    return {"rule": rule, **figures([str(p) for p in positive], [str(g) for g in guesses])}
+
+
+def _ci(interval: Any) -> str:
+    return f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
+
+
+def figure_text(found: dict[str, Any]) -> str:
+    """``accuracy 0.67 [0.46, 0.83], kappa 0.33 [-0.08, 0.67]``: a figure with its intervals."""
+    return (f"accuracy {_num(found.get('accuracy'))}{_ci(found.get('accuracy_ci'))}, "
+            f"kappa {_num(found.get('kappa'))}{_ci(found.get('kappa_ci'))}")
 
 
 def agreement(store: Any, spec: dict[str, Any]) -> dict[str, Any] | None:
     """What a run shows about one scorer's agreement with people: None for a scorer that is no
-    judge, ``{"status": "uncalibrated"}`` for a judge without a saved calibration, else the
-    calibration's figures -- those of the fitted threshold when the run used it."""
+    judge, ``{"status": "uncalibrated"}`` for a judge without a saved calibration, else the figures
+    of the calibration the run used, at the threshold the run used: the fitted one held out when it
+    applied it, else its own threshold (nothing fitted)."""
     if not is_judge(spec):
         return None
-    applied = spec.get("calibration")
+    applied, used = spec.get("calibration"), spec.get("calibration_used")
     row = None
-    if applied:
-        row = store.calibration_by_id(applied["id"])
-    if row is None and spec.get("fingerprint"):
+    for found in (applied, used):
+        if row is None and found:
+            row = store.calibration_by_id(found["id"])
+    newest = row is None and not used
+    if newest and spec.get("fingerprint"):  # a run made before runs recorded their calibration
         row = store.calibration(spec["fingerprint"])
     if row is None:
         return {"status": "uncalibrated", "line": "uncalibrated (no saved calibration: evalyard calibrate DATA "
                                                   "--scorer NAME --save)"}
     summary = summary_of(row)
     held = summary.get("held_out") or {}
+    warnings = []
+    if used and used.get("refused"):
+        warnings.append(f"--calibrated: calibration {row.id} NOT applied: {used['refused']}")
     if applied and held:
-        accuracy, kappa, basis = held.get("accuracy"), held.get("kappa"), \
-            f"calibrated threshold {applied['threshold']:.4g}, {held.get('method')}"
+        figure = {"rule": f"the calibrated threshold {_rule_text(summary)} on {summary.get('value', 'value')}, "
+                          f"{held.get('method')}", **held}
     else:
-        accuracy, kappa, basis = summary.get("accuracy"), summary.get("kappa"), summary.get("basis")
-    out = {"status": "calibrated", "calibration_id": row.id, "n": summary.get("n"), "accuracy": accuracy,
-           "kappa": kappa, "basis": basis, "threshold_applied": bool(applied),
-           "fitted_threshold": summary.get("threshold"), "held_out": summary.get("held_out"),
-           "data": summary.get("data"), "created_at": summary.get("created_at")}
+        figure = _uncalibrated_figure(summary, spec)
+    out = {"status": "calibrated", "calibration_id": row.id, "n": figure.get("n") or summary.get("n"),
+           "accuracy": figure.get("accuracy"), "accuracy_ci": figure.get("accuracy_ci"), "kappa": figure.get("kappa"),
+           "kappa_ci": figure.get("kappa_ci"), "basis": figure.get("rule"), "threshold_applied": bool(applied),
+           "fitted_threshold": summary.get("threshold"), "direction": summary.get("direction"),
+           "held_out": summary.get("held_out"), "data": summary.get("data"), "created_at": summary.get("created_at"),
+           "newest_not_recorded": newest, "card": summary.get("card"), "value": summary.get("value", "value")}
+    best, majority = summary.get("best_baseline"), summary.get("majority")
+    if best and out["accuracy"] is not None and best["accuracy"] >= out["accuracy"] - 1e-9:
+        warnings.append(f"no better than a no-model baseline: {best['name']} gets accuracy {best['accuracy']:.2f}"
+                        f"{_ci(best.get('accuracy_ci'))} held out, this judge {out['accuracy']:.2f}")
+    if applied and majority is not None and out["accuracy"] is not None and out["accuracy"] < majority:
+        warnings.append(f"the calibrated threshold's held-out accuracy is below the majority-class baseline's "
+                        f"({majority:.2f})")
+    out["warnings"] = warnings
     out["line"] = agreement_line(out)
+    out["lines"] = [out["line"], *([card_line(out["card"])] if out["card"] else []),
+                    *(f"WARNING: {w}" for w in warnings)]
     return out
+
+
+def _rule_text(summary: dict[str, Any]) -> str:
+    return f"value {'>=' if summary.get('direction') == '>=' else '<'} {summary['threshold']:.4g}"
+
+
+def _uncalibrated_figure(summary: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """The agreement at the threshold a run used without the calibrated one."""
+    found = summary.get("at_threshold")
+    if found is None:  # saved before figures were kept per threshold
+        return {"rule": summary.get("basis"), "n": summary.get("n"), "accuracy": summary.get("accuracy"),
+                "kappa": summary.get("kappa")}
+    own = summary.get("scorer_threshold")
+    threshold = spec.get("threshold")
+    if isinstance(threshold, (int, float)) and own is not None and threshold != own and summary.get("points"):
+        return _figure_at(summary["points"], threshold, spec.get("higher_is_better", True))
+    return found
 
 
 def _num(value: Any) -> str:
@@ -120,13 +211,43 @@ def _num(value: Any) -> str:
 
 
 def agreement_line(view: dict[str, Any]) -> str:
-    text = (f"agrees with people: kappa {_num(view.get('kappa'))}, accuracy {_num(view.get('accuracy'))} on "
-            f"{view.get('n')} labelled cases ({view.get('basis')})")
+    """The line a run shows beside a judge's scores: its agreement at the threshold the run used,
+    with intervals, n, and which calibration it comes from."""
+    text = (f"agrees with people: {figure_text(view)} on {view.get('n')} labelled cases at {view.get('basis')} "
+            f"(calibration {view['calibration_id']}, {(view.get('created_at') or '?')[:10]}, "
+            f"{os.path.basename(view.get('data') or '?')}"
+            + (", the newest: this run recorded none" if view.get("newest_not_recorded") else "") + ")")
     held = view.get("held_out") or {}
-    if not view.get("threshold_applied") and view.get("fitted_threshold") is not None and held:
-        text += (f"; its calibrated threshold {view['fitted_threshold']:.4g} gets accuracy {_num(held.get('accuracy'))} "
-                 f"held out (threshold: calibrated, or run --calibrated)")
+    if view.get("threshold_applied") and view.get("value", "value") != "value":
+        text += (f"; pass/fail uses the calibrated threshold on {view['value']}, while the mean and corpus figures "
+                 f"are of the value")
+    elif not view.get("threshold_applied") and view.get("fitted_threshold") is not None and held:
+        if view.get("direction") == ">=":
+            text += (f"; its calibrated threshold {view['fitted_threshold']:.4g} gets {figure_text(held)} held out "
+                     f"(threshold: calibrated, or run --calibrated)")
+        else:
+            text += (f"; its fitted threshold runs against the labels (positive when value < "
+                     f"{view['fitted_threshold']:.4g}): --calibrated does not apply it")
     return text
+
+
+def card_line(card: dict[str, Any]) -> str:
+    """The judge card in one line (``card`` below)."""
+    parts = []
+    if card.get("auc") is not None:
+        parts.append(f"AUC {card['auc']:.2f}{_ci(card.get('auc_ci'))}")
+    else:
+        parts.append("AUC n/a (no graded value)")
+    best = card.get("best_baseline")
+    parts.append(f"best no-model baseline {best['name']} {best['accuracy']:.2f}{_ci(best.get('accuracy_ci'))}"
+                 if best else "best no-model baseline n/a")
+    sc = card.get("self_consistency")
+    parts.append(f"self-consistency {sc:.2f}" if sc is not None else
+                 f"self-consistency n/a ({card.get('self_consistency_note')})")
+    pc = card.get("position_consistency")
+    if pc is not None:
+        parts.append(f"position consistency {pc:.2f}{_ci(card.get('position_consistency_ci'))}")
+    return "judge card: " + "; ".join(parts)
 
 
 def agreements(store: Any, specs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -221,6 +342,8 @@ def calibration(app: Any, data: str, *, run_ref: str | None, scorer: str | None,
         raise InputError(f"scorer {entry['name']!r} is not installed: calibrate on --value value or details.KEY")
     results = {r.case_id: r for r in store.results(run.id, entry["name"])}
     cases = {c.id: c for c in store.run_cases(run)}
+    data_format = "claims" if any(_claims_of(c) for c in suite.cases) else "answers"
+    missing: list[str] = []
     pairs, skipped = [], {"no_human_label": 0, "no_result": 0, "scorer_error": 0, "no_verdict": 0}
     for case in suite.cases:
         human = labels[case.id]
@@ -233,25 +356,51 @@ def calibration(app: Any, data: str, *, run_ref: str | None, scorer: str | None,
             skipped["scorer_error"] += 1
         else:
             number = source_value(instance, Score(value=row.value, label=row.label, details=row.details or {}), source)
+            if number is None and source.startswith("details.") and row.value is not None:
+                missing.append(case.id)
             if number is None and row.label is None:
                 skipped["no_verdict"] += 1
                 continue
             scored = cases.get(case.id, case)
-            sources = "\n".join([*(scored.context or []), scored.reference or ""]).strip()
-            pairs.append(Pair(case.id, human, number, row.label, row.details or {}, candidate=scored.candidate,
-                              sources=sources or None))
+            text, sources = baseline_texts(scored, data_format)
+            pairs.append(Pair(case.id, human, number, row.label, row.details or {}, run_value=row.value,
+                              candidate=text, sources=sources))
+    if missing and len(missing) == len(pairs) + skipped["no_verdict"]:
+        raise InputError(f"--value {source}: no number there in any result of {entry['name']} (first case "
+                         f"{missing[0]!r}); see a result's details with `evalyard runs show {run.id} --json`")
     if not pairs:
         raise InputError(f"no case has both a human label and a verdict of {entry['name']} in run {run.id} "
                          f"(skipped: {', '.join(f'{k}={v}' for k, v in skipped.items() if v)})", path=data)
     report = agreement_report(pairs, higher_is_better=entry.get("higher_is_better", True),
                               scorer_threshold=_number_or_none(entry.get("threshold")), positive=positive,
-                              with_baselines=with_baselines)
+                              with_baselines=with_baselines, scorer_labels=entry.get("labels") or (),
+                              data_format=data_format)
     out = {"data": data, "data_hash": _file_hash(data), "label_field": label_field, "positive": positive,
            "run_id": run.id, "scorer": entry["name"], "qualified": entry.get("qualified"),
            "fingerprint": entry.get("fingerprint"), "fingerprint_data": entry.get("fingerprint_data"),
-           "value": source, "cases": len(suite.cases), "skipped": skipped, **report}
+           "value": source, "scorer_threshold": _number_or_none(entry.get("threshold")), "cases": len(suite.cases),
+           "skipped": skipped, **report}
+    out["card"] = judge_card(out, pairs)
     out["summary"] = summary(out)
     return out
+
+
+def _claims_of(case: Any) -> list[str]:
+    """The claims of a case in Trust-Score's format (``metadata.answers``: lists of claim sentences)."""
+    answers = (case.metadata or {}).get("answers")
+    if not isinstance(answers, list):
+        return []
+    return [c for group in answers if isinstance(group, list) for c in group if isinstance(c, str)]
+
+
+def baseline_texts(case: Any, data_format: str) -> tuple[str | None, str | None]:
+    """What the no-model baselines compare: the response and its context/reference, or, for claims,
+    the claims and the evidence they are checked against (the response and its context)."""
+    if data_format == "claims":
+        evidence = "\n".join([case.candidate or "", *(case.context or [])]).strip()
+        return " ".join(_claims_of(case)) or None, evidence or None
+    sources = "\n".join([*(case.context or []), case.reference or ""]).strip()
+    return case.candidate, sources or None
 
 
 def _number_or_none(value: Any) -> float | None:
@@ -259,14 +408,56 @@ def _number_or_none(value: Any) -> float | None:
 
 
 def summary(report: dict[str, Any]) -> dict[str, Any]:
-    """What a run shows of a saved calibration (the keys ``evalyard.calibration`` documents)."""
+    """What a run shows of a saved calibration (the keys this module's docstring lists)."""
     labels = report["labels"] or {}
     best = report["threshold"] or {}
+    majority = ((report.get("baselines") or {}).get("majority class") or {}).get("held_out") or {}
     return {"n": labels.get("n", report["compared"]), "accuracy": labels.get("accuracy"),
             "kappa": labels.get("kappa"), "basis": labels.get("basis"), "threshold": best.get("threshold"),
             "direction": best.get("direction"), "held_out": best.get("held_out"), "value": report["value"],
-            "auc": report["auc"], "data": report["data"], "data_hash": report["data_hash"],
+            "at_threshold": report.get("at_threshold"), "scorer_threshold": report.get("scorer_threshold"),
+            "points": report.get("points"), "auc": report["auc"], "auc_ci": report.get("auc_ci"),
+            "best_baseline": report.get("best_baseline"), "majority": majority.get("accuracy"),
+            "card": report.get("card"), "data": report["data"], "data_hash": report["data_hash"],
             "labels": report["label_field"], "positive": report["positive"], "balance": report["balance"]}
+
+
+#: Where a judge's identity sits in its fingerprint data (model and template), for the card.
+def _identity(data: Any, keys: tuple[str, ...]) -> Any:
+    if isinstance(data, dict):
+        for key in keys:
+            if data.get(key):
+                return data[key]
+        for value in data.values():
+            found = _identity(value, keys)
+            if found:
+                return found
+    return None
+
+
+def judge_card(report: dict[str, Any], pairs: list[Any]) -> dict[str, Any]:
+    """The judge card of issue 35: for one (scorer, options, model, template), its agreement at the
+    threshold a run uses and with the calibrated threshold held out, AUC, the best no-model
+    baseline fitted the same way, self-consistency (the mean share of a case's sampled verdicts
+    that agree with its majority, when the judge was sampled more than once: ``samples=N`` with a
+    temperature) and, for pairwise judges, position consistency (both orders name the same winner)."""
+    data = report.get("fingerprint_data") or {}
+    agreeing = [p.details["agreement"] for p in pairs
+                if isinstance(p.details.get("agreement"), (int, float)) and not isinstance(p.details["agreement"], bool)]
+    pairwise = report.get("pairwise") or {}
+    at = report.get("at_threshold") or {}
+    return {"scorer": report.get("qualified") or report["scorer"], "options": (data.get("config")
+            if isinstance(data, dict) else None), "model": _identity(data, ("model", "judge_model")),
+            "template": _identity(data, ("template_hash", "template")), "fingerprint": report.get("fingerprint"),
+            "n": at.get("n") or report["compared"], "rule": at.get("rule"), "accuracy": at.get("accuracy"),
+            "accuracy_ci": at.get("accuracy_ci"), "kappa": at.get("kappa"), "kappa_ci": at.get("kappa_ci"),
+            "held_out": (report.get("threshold") or {}).get("held_out"), "auc": report.get("auc"),
+            "auc_ci": report.get("auc_ci"), "best_baseline": report.get("best_baseline"),
+            "self_consistency": sum(agreeing) / len(agreeing) if agreeing and not pairwise else None,
+            "self_consistency_note": None if agreeing and not pairwise else
+            "one verdict per case: sample it with samples=N and a temperature, where the provider allows",
+            "position_consistency": pairwise.get("position_consistency"),
+            "position_consistency_ci": pairwise.get("position_consistency_ci")}
 
 
 def save_calibration(app: Any, report: dict[str, Any], db: str | None) -> int:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .agreement import orders_disagree
 from .errors import InputError
 from .scoring import Case
 from .stats import SEED, bootstrap_ci
@@ -133,7 +134,7 @@ def pairwise_stats(store: Any, run_id: str) -> dict[str, Any]:
     out["wins"] = sum(1 for v in values if v > 0.5)
     out["losses"] = sum(1 for v in values if v < 0.5)
     out["ties"] = len(values) - out["wins"] - out["losses"]
-    out["position_inconsistent"] = sum(1 for r in records if len({w for _, w in r["orders"]}) > 1) / len(records)
+    out["position_inconsistent"] = sum(1 for r in records if orders_disagree([w for _, w in r["orders"]])) / len(records)
     out["mean_length"] = {"base": sum(r["base_length"] for r in records) / len(records),
                           "new": sum(r["new_length"] for r in records) / len(records)}
 

@@ -57,6 +57,9 @@ class PreparedScorer:
     executor: str
     #: the saved calibration whose threshold this run uses (``evalyard.calibration.apply_calibrations``)
     calibration: dict[str, Any] | None = None
+    #: the saved calibration this run's agreement figures come from (applied or not), and why its
+    #: threshold was not applied when --calibrated asked for it
+    calibration_used: dict[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -93,6 +96,8 @@ class PreparedScorer:
         }
         if self.calibration:
             description["calibration"] = self.calibration
+        if self.calibration_used:
+            description["calibration_used"] = self.calibration_used
         return description
 
 

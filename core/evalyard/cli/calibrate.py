@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ..calibration import DEFAULT_LABEL, SHOWN_DISAGREEMENTS, calibration, save_calibration
+from ..calibration import DEFAULT_LABEL, SHOWN_DISAGREEMENTS, calibration, card_line, save_calibration
 from .options import current_app, echo_json, table
 
 
@@ -23,14 +23,31 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _ci(interval: Any) -> str:
+    return f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else ""
+
+
+def _figure(found: dict[str, Any]) -> str:
+    return (f"accuracy {_fmt(found['accuracy'])}{_ci(found.get('accuracy_ci'))}, kappa {_fmt(found['kappa'])}"
+            f"{_ci(found.get('kappa_ci'))}")
+
+
 def _held(held: dict[str, Any] | None) -> str:
     if not held:
         return "held out: too few cases of one label for cross-validation"
-    return f"held out ({held['method']}): accuracy {_fmt(held['accuracy'])}, kappa {_fmt(held['kappa'])}"
+    return f"held out ({held['method']}): {_figure(held)}"
 
 
 def _rule(best: dict[str, Any]) -> str:
     return f"value {'>=' if best['direction'] == '>=' else '<'} {best['threshold']:.4g}"
+
+
+def _confusion(agreement: dict[str, Any], used: set[str]) -> str:
+    """The confusion matrix without rows for labels no person used (a judge's extra labels stay columns)."""
+    labels = agreement["confusion"]["labels"]
+    rows = [[f"human {label}"] + row for label, row in zip(labels, agreement["confusion"]["matrix"])
+            if label in used or any(row)]
+    return table([""] + labels, rows)
 
 
 def render_text(report: dict[str, Any], show: int) -> str:
@@ -39,47 +56,76 @@ def render_text(report: dict[str, Any], show: int) -> str:
     lines = [f"{report['scorer']} vs {report['label_field']} (run {report['run_id']}{value}): {report['cases']} cases, "
              f"{report['compared']} compared" + (f" (skipped: {skipped})" if skipped else ""),
              f"human labels: {report['human_kind']} ("
-             + ", ".join(f"{k} {v}" for k, v in (report["balance"] or {}).items()) + ")"]
+             + ", ".join(f"{k} {v}" for k, v in (report["balance"] or {}).items()) + ")"
+             + (f", positive: {report['positive_label']}" if report.get("positive_label") else "")]
+    at = report.get("at_threshold")
+    if at:
+        lines.append(f"as a run uses it ({at['rule']}, nothing fitted): {_figure(at)}   (n={at['n']}, 95% bootstrap "
+                     f"intervals)")
     agreement = report["labels"]
-    if agreement:
-        lines.append(f"accuracy {_fmt(agreement['accuracy'])}   Cohen's kappa {_fmt(agreement['kappa'])}   "
-                     f"(n={agreement['n']}, compared by {agreement['basis']})")
+    if agreement and (not at or agreement["basis"] not in (at["rule"], "labels")):
+        lines.append(f"accuracy {_fmt(agreement['accuracy'])}{_ci(agreement.get('accuracy_ci'))}   Cohen's kappa "
+                     f"{_fmt(agreement['kappa'])}{_ci(agreement.get('kappa_ci'))}   (n={agreement['n']}, compared by "
+                     f"{agreement['basis']})")
+    pairwise = report.get("pairwise")
+    if pairwise:
+        lines.append(f"pairwise: picked a side in {pairwise['decided']} of {pairwise['n']} pairs (ties or position-bound "
+                     f"splits {pairwise['ties_or_splits']}, counted as misses); position consistency "
+                     f"{_fmt(pairwise['position_consistency'])}{_ci(pairwise.get('position_consistency_ci'))} (both "
+                     f"orders named the same winner)")
     correlation = report["correlation"]
     if correlation:
         lines.append(f"Spearman {_fmt(correlation['spearman'])}   Pearson {_fmt(correlation['pearson'])}   "
-                     f"(n={correlation['n']})" + (f"   AUC {_fmt(report['auc'])}" if report["auc"] is not None else ""))
+                     f"(n={correlation['n']})" + (f"   AUC {_fmt(report['auc'])}{_ci(report.get('auc_ci'))}"
+                                                  if report["auc"] is not None else ""))
     best = report["threshold"]
     if best:
-        text = (f"fitted threshold: {_rule(best)} -> accuracy {_fmt(best['accuracy'])}, kappa {_fmt(best['kappa'])} "
-                f"on the cases it was fitted on; {_held(best['held_out'])}")
+        text = (f"calibrated threshold {_rule(best)}: {_held(best['held_out'])}; on the cases it was fitted on "
+                f"(optimistic): accuracy {_fmt(best['accuracy'])}")
         if best["direction"] == "<=":
-            text += " (the values run against the labels)"
+            text += " (the values run against the labels: --calibrated refuses this threshold)"
         lines.append(text)
-        if "scorer_threshold" in best:
+        if "scorer_threshold" in best and not at:
             lines.append(f"at the scorer's own threshold {best['scorer_threshold']:g}: accuracy "
                          f"{_fmt(best['accuracy_at_scorer_threshold'])}, kappa {_fmt(best['kappa_at_scorer_threshold'])}")
+    lines += [f"note: {n}" for n in report.get("notes") or []]
     found = report.get("baselines")
     if found:
         rows = []
         for name, entry in found.items():
             rule = f"always {entry['predicts']}" if "predicts" in entry else _rule(entry)
             held = entry["held_out"] or {}
-            rows.append([name, rule, _fmt(entry["accuracy"]), _fmt(held.get("accuracy")), _fmt(held.get("kappa"))])
+            rows.append([name, rule, _fmt(entry["accuracy"]), _fmt(held.get("accuracy")) + _ci(held.get("accuracy_ci")),
+                         _fmt(held.get("kappa"))])
         rows.append(["the judge", "", "", _fmt(report["judge_accuracy"]), ""])
         lines += ["", "baselines (no model; thresholds fitted and scored like the judge's)",
                   table(["predictor", "rule", "accuracy (fitted)", "accuracy (held out)", "kappa (held out)"], rows)]
         verdicts = report["baseline_verdicts"]
         lines += [f"WARNING: {v}" for v in verdicts] or ["no baseline matches the judge"]
+        best_base = report.get("best_baseline")
+        if at and best_base and at["accuracy"] is not None and at["accuracy"] <= best_base["accuracy"] + 1e-9 \
+                and not verdicts:
+            lines.append(f"WARNING: as a run uses it (accuracy {at['accuracy']:.3f}) the judge is no better than "
+                         f"{best_base['name']} ({best_base['accuracy']:.3f} held out); only its calibrated threshold is")
+        majority = (found.get("majority class") or {}).get("held_out") or {}
+        held = (best or {}).get("held_out") or {}
+        if best and best["direction"] == ">=" and held and majority and held["accuracy"] < majority["accuracy"]:
+            lines.append(f"WARNING: the calibrated threshold's held-out accuracy {held['accuracy']:.3f} is below the "
+                         f"majority class's {majority['accuracy']:.3f}: do not use it (--calibrated warns)")
+    if report.get("card"):
+        lines += ["", card_line(report["card"])]
     if agreement:
-        labels = agreement["confusion"]["labels"]
-        rows = [[f"human {label}"] + row for label, row in zip(labels, agreement["confusion"]["matrix"])]
-        lines += ["", "confusion matrix (rows: human, columns: scorer)", table([""] + labels, rows)]
+        lines += ["", "confusion matrix (rows: human, columns: scorer)",
+                  _confusion(agreement, {str(k) for k in (report["balance"] or {})})]
     disagreements = report["disagreements"]
     if disagreements:
-        lines += ["", f"disagreements: {len(disagreements)}" + (f" (first {show})" if len(disagreements) > show else "")]
-        rows = [[d["id"], d["human"], d["scorer"], _fmt(d["value"]), (d["reasoning"] or "no reasoning")[:70]]
-                for d in disagreements[:show]]
-        lines.append(table(["case", "human", "scorer", "value", "reasoning"], rows))
+        if show:
+            lines += ["", f"disagreements: {len(disagreements)}" + (f" (first {show})" if len(disagreements) > show else "")]
+            rows = [[d["id"], d["human"], d["scorer"], _fmt(d["value"]), (d["reasoning"] or "no reasoning")[:70]]
+                    for d in disagreements[:show]]
+            lines.append(table(["case", "human", "scorer", "value", "reasoning"], rows))
+        else:
+            lines += ["", f"disagreements: {len(disagreements)} (--show N lists them)"]
     if report.get("saved"):
         lines += ["", f"saved calibration {report['saved']} for {report['scorer']} (fingerprint {report['fingerprint']}): "
                       f"runs of this judge show its agreement; `threshold: calibrated` or `evalyard run --calibrated` "
@@ -116,9 +162,10 @@ def render_text(report: dict[str, Any], show: int) -> str:
                                                                         "data directory).")
 def calibrate_command(data, run_ref, scorer, label_field, positive, judge_model, prompts_dirs, concurrency, show,
                       value, baselines, save, as_json, db_url):
-    """How well a scorer agrees with human labels on DATA: accuracy, Cohen's kappa, Spearman and
-    Pearson, AUC, a confusion matrix, the best threshold for a numeric scorer against binary labels
-    (with its accuracy on held-out folds), no-model baselines, and the cases where they disagree.
+    """How well a scorer agrees with human labels on DATA: accuracy and Cohen's kappa at the
+    threshold a run uses, Spearman and Pearson, AUC, a confusion matrix, the best threshold for a
+    numeric scorer against binary labels (with its accuracy on held-out folds), no-model baselines,
+    the judge card, and the cases where they disagree; 95% bootstrap intervals throughout.
 
     \b
     evalyard calibrate examples/calibrate.jsonl --scorer contains

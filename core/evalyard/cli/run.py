@@ -328,7 +328,12 @@ def judge_agreements(store, run_id: str) -> dict:
 
 
 def agreement_lines(agreement: dict) -> list[str]:
-    return [f"{name}: {view['line']}" for name, view in agreement.items()]
+    """Each judge's agreement line, then its judge card and warnings, indented under it."""
+    out = []
+    for name, view in agreement.items():
+        first, *rest = view.get("lines") or [view["line"]]
+        out += [f"{name}: {first}", *(f"  {line}" for line in rest)]
+    return out
 
 
 def _log_model_calls() -> None:

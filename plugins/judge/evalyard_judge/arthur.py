@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 from typing import Any, ClassVar
 
 from evalyard import Case, JudgeError, Score, Usage
@@ -147,6 +148,11 @@ class Hallucination(JudgeScorer):
         unsupported = [v for v in checked if not v["supported"]]
         details = {"claims": verdicts, "unsupported": len(unsupported), "checked": len(checked),
                    "unsupported_share": len(unsupported) / len(checked) if checked else None}
+        p_yes = [v["p_yes"] for v in checked if isinstance(v.get("p_yes"), (int, float))]
+        if checked and len(p_yes) == len(checked):
+            # P(at least one claim unsupported), the claims' P(yes) taken as independent: a graded value
+            # for calibration (AUC) where the verdict is 0/1
+            details["p_hallucination"] = 1.0 - math.prod(p_yes)
         if len(checked) < len(verdicts):
             details["unchecked"] = len(verdicts) - len(checked)
             if not unsupported:  # an unchecked claim could be the unsupported one: no verdict
@@ -156,6 +162,11 @@ class Hallucination(JudgeScorer):
         value = 1.0 if unsupported else 0.0
         return Score(value=value, label="hallucination" if unsupported else "no_hallucination", details=details,
                      usage=usage.to_dict())
+
+    def calibration_value(self, score: Score) -> float | None:
+        """P(hallucination) from the claims' P(yes) (with ``logprobs=true``), else the 0/1 value."""
+        found = (score.details or {}).get("p_hallucination")
+        return float(found) if isinstance(found, (int, float)) else score.value
 
 
 SCORERS = (QACorrectness, SummaryQuality, Pairwise, Hallucination)

@@ -72,7 +72,7 @@ def test_the_example_file_against_the_contains_scorer(app):
     wrong = {d["id"]: d for d in report["disagreements"]}
     assert wrong["capital-italy-negated"]["human"] == "incorrect" and wrong["capital-italy-negated"]["scorer"] == "yes"
     text = invoke(app, "calibrate", EXAMPLE, "--run", report["run_id"]).output
-    assert "accuracy 0.630   Cohen's kappa 0.264" in text and "disagreements: 17 (first 10)" in text
+    assert "accuracy 0.630 [0.478, 0.761], kappa 0.264" in text and "disagreements: 17 (first 10)" in text
 
 
 QA_RULES = [{"template": "judge/qa_correctness", "contains": "Milan", "content": "ANSWER: incorrect"},

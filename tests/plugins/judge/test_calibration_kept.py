@@ -71,7 +71,7 @@ def test_a_saved_calibration_is_used_and_shown_by_a_later_run(app, rules, tmp_pa
 
     text = invoke(app, "run", data, "-s", scorer, "-s", "criteria/conciseness", "--judge-model", model,
                   "--calibrated").output
-    line = "criteria/correctness: agrees with people: kappa 1.00, accuracy 1.00 on 20 labelled cases"
+    line = "criteria/correctness: agrees with people: accuracy 1.00 [1.00, 1.00], kappa 1.00 [1.00, 1.00] on 20 labelled"
     assert line in text and "criteria/conciseness: uncalibrated" in text
 
     shown = invoke(app, "runs", "show", result["run_id"]).output
@@ -82,7 +82,8 @@ def test_a_saved_calibration_is_used_and_shown_by_a_later_run(app, rules, tmp_pa
     page = tmp_path / "report.html"
     assert invoke(app, "report", result["run_id"], "-o", page).exit_code == 0
     html = page.read_text()
-    assert "agrees with people: kappa 1.00, accuracy 1.00 on 20 labelled cases" in html
+    assert "agrees with people: accuracy 1.00 [1.00, 1.00], kappa 1.00 [1.00, 1.00] on 20 labelled cases" in html
+    assert "judge card: AUC 1.00" in html
     assert "(calibrated)" in html and ">uncalibrated (no saved calibration" in html
 
     # without asking, the judge keeps its own threshold and says what the calibrated one would do
