@@ -13,6 +13,8 @@ LAZY: dict[str, tuple[str, str]] = {
     # judging: the one judge call, its answers and its usage
     "ask": ("prompting.ask", "ask"),
     "Judgement": ("prompting.ask", "Judgement"),
+    "Judge": ("prompting.judge", "Judge"),
+    "resolve_template": ("prompting.judge", "resolve_template"),
     "call_params": ("prompting.ask", "call_params"),
     "AnswerShape": ("prompting.answers", "AnswerShape"),
     "AnswerError": ("prompting.answers", "AnswerError"),

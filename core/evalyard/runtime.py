@@ -134,6 +134,17 @@ class Runtime:
                 raise InputError(str(exc) or f"model {model}: {type(exc).__name__}") from None
         self._checked_models.add(model)
 
+    def judge(self, template: Any, model: str | None = None, *, scorer: str = "judge", default: Any = None,
+              **options: Any):
+        """The judge service: ``template`` (a library name, a path or a parsed template; for a name
+        the library lacks, ``default``: the template shipped with the scorer, a path or a parsed
+        one) asked of ``model``, else of the run's judge model, else of a plugin's default; the
+        model is checked by its provider now, before the run is stored. ``options`` are the defaults of every ``ask``.
+        A scorer that keeps the returned judge as an attribute has its fingerprint in its own."""
+        from .prompting.judge import make_judge
+
+        return make_judge(self, template, model, scorer=scorer, default=default, **options)
+
     @property
     def prompts(self):
         """The prompt library: user directories, then plugins' templates, then the built-ins."""

@@ -169,8 +169,9 @@ class Scorer:
     def fingerprint_data(self) -> dict[str, Any]:
         """What decides this scorer's values besides the case: stored with every run, and
         compared by ``evalyard compare``. Model-based scorers add their model and the
-        hash of their prompt template."""
-        return {"version": type(self).version, "config": self.config_dict()}
+        hash of their prompt template: a judge the scorer keeps as an attribute
+        (``self.judge = runtime.judge(...)``) adds its own, unasked."""
+        return {"version": type(self).version, "config": self.config_dict(), **judges_fingerprint(self)}
 
     def config_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self.config) if dataclasses.is_dataclass(self.config) else {}
@@ -314,6 +315,17 @@ class Generator:
 
     def close(self) -> None:
         """Release resources when a run ends."""
+
+
+def judges_fingerprint(owner: Any) -> dict[str, Any]:
+    """The fingerprints of the judges ``owner`` keeps as attributes: one judge's keys as they are
+    (the shape prompt scorers always stored), several by attribute name."""
+    from .prompting.judge import Judge
+
+    judges = {name: value.fingerprint() for name, value in sorted(vars(owner).items()) if isinstance(value, Judge)}
+    if len(judges) == 1:
+        return next(iter(judges.values()))
+    return {"judges": judges} if judges else {}
 
 
 # -- typed configuration ------------------------------------------------

@@ -51,3 +51,26 @@ def test_structured_output_and_p_yes(tiny, rules):
     scored = evalyard.evaluate(CASES[:1], ["polite:logprobs=true"], app=tiny, judge_model=model)
     assert scored.results[0]["value"] == pytest.approx(0.832, abs=1e-3)
     assert scored.results[0]["details"]["value_from"] == "P(yes) of the first answer token"
+
+
+def test_a_changed_template_makes_compare_warn(tiny, rules, tmp_path):
+    """The plugin never mentions fingerprints: the judge service puts its model and template hash in
+    the scorer's, so a run judged with a user's own tiny/polite.jinja is flagged by `compare`."""
+    from click.testing import CliRunner
+
+    from evalyard.cli import cli
+
+    model = rules([{"content": "ANSWER: yes"}])
+    base = evalyard.evaluate(CASES, ["polite"], app=tiny, judge_model=model)
+    [spec] = tiny.open_store().get_run(base.run_id).scorers
+    assert spec["fingerprint_data"]["model"] == model and spec["fingerprint_data"]["template"] == "tiny/polite"
+    same = evalyard.evaluate(CASES, ["polite"], app=tiny, judge_model=model)
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "polite.jinja").write_text(
+        "---\nfields: [input, candidate]\nanswer: binary\n---\n{{ input }}\n{{ candidate }}\nIs this reply polite?\n")
+    tiny.use_prompt_dirs([str(tmp_path)])
+    changed = evalyard.evaluate(CASES, ["polite"], app=tiny, judge_model=model)
+    quiet = CliRunner().invoke(cli, ["compare", base.run_id, same.run_id], obj=tiny, catch_exceptions=False)
+    assert quiet.exit_code == 0 and "WARNING" not in quiet.output
+    warned = CliRunner().invoke(cli, ["compare", base.run_id, changed.run_id], obj=tiny, catch_exceptions=False)
+    assert "WARNING: scorer 'polite' differs between the runs in template_hash" in warned.output

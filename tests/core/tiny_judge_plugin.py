@@ -1,11 +1,12 @@
 """A judge-style plugin written against the public API only (``from evalyard import ...``): the
-model layer gives it caching, retries and usage; ``ask`` structured output and P(yes)."""
+judge service resolves and checks its model, asks through the model layer (caching, retries,
+usage, structured output, P(yes)) and puts model and template hash in the scorer's fingerprint."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalyard import ConfigError, Scorer, hookimpl, ask, parse_template
+from evalyard import Scorer, hookimpl, parse_template
 
 POLITE = parse_template("""---
 fields: [input, candidate]
@@ -34,13 +35,11 @@ class Polite(Scorer):
         structured: bool = False
 
     def setup(self, runtime):
-        if not runtime.judge_model:
-            raise ConfigError("polite needs a judge model (--judge-model MODEL)")
-        self.runtime = runtime
+        # A user's tiny/polite.jinja overrides the template; without one, POLITE is used.
+        self.judge = runtime.judge("tiny/polite", default=POLITE, scorer=self.name)
 
     async def ascore(self, case):
-        judgement = await ask(self.runtime.models, self.runtime.judge_model, POLITE, case,
-                              logprobs=self.config.logprobs, structured=self.config.structured)
+        judgement = await self.judge.ask(case, logprobs=self.config.logprobs, structured=self.config.structured)
         return judgement.score()
 
 

@@ -91,3 +91,26 @@ def test_cache_stats_and_clear(tmp_path, rules, run, fast_retry):
     assert CliRunner().invoke(group, ["clear", "--older-than", "1d"]).output.strip() == "removed 0 cached calls"
     assert CliRunner().invoke(group, ["clear", "--model", model]).output.strip() == "removed 1 cached call"
     assert CliRunner().invoke(group, ["stats"]).output.strip() == "the cache is empty"
+
+
+def test_render_shows_what_the_judge_is_sent(installed_plugins, app, tmp_path):
+    """A small local judge is asked without reasoning by default, so that is what `render` shows for
+    it (and says so); a hosted judge gets the reasoning variant; --reasoning chooses."""
+    from evalyard.cli import cli
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("cases:\n  - {id: q1, input: 'Two plus two?', candidate: '4', reference: 'four'}\n")
+
+    def render(*options):
+        result = CliRunner().invoke(cli, ["prompts", "render", "correctness", "--case", f"{suite}:q1", *options],
+                                    obj=app, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result
+
+    local = render("--judge-model", "local/small")
+    assert "judge local/small is asked by default: without reasoning" in local.stderr
+    assert "Reply with only `yes` or `no`" in local.stdout and "ANSWER:" not in local.stdout
+    hosted = render("--judge-model", "openai/gpt-4o")
+    assert "with reasoning" in hosted.stderr and "ANSWER:" in hosted.stdout
+    chosen = render("--judge-model", "local/small", "--reasoning")
+    assert "ANSWER:" in chosen.stdout and "asked by default" not in chosen.stderr

@@ -109,14 +109,17 @@ def test_missing_model_says_how_to_set_one(layer, monkeypatch, run):
         scorer.check_ready()  # what a run's set-up calls, before anything is stored
 
 
-def test_judge_model_from_layer_and_environment(rules, fast_retry, monkeypatch, run):
+def test_judge_model_from_the_layer_never_from_the_environment(rules, fast_retry, monkeypatch, run):
+    """Outside a run the judge model is the scorer's or its layer's: the environment is the
+    application's to read (a runtime hands it over in a run)."""
     model = rules([{"content": "ANSWER: yes"}])
     scorer = register_prompt_scorer("judge", template="correctness")()
     scorer.models = ModelLayer(retry=fast_retry, judge_model=model)
     assert scorer.judge_model() == model
     monkeypatch.setenv("EVALYARD_JUDGE_MODEL", "env/model")
     scorer.models = None
-    assert scorer.judge_model() == "env/model"
+    with pytest.raises(ConfigError, match="needs a judge model"):
+        scorer.judge_model()
 
 
 def test_second_run_makes_no_provider_calls(layer, rules, run):

@@ -27,6 +27,18 @@ def _case_from_suite(spec: str) -> dict:
     raise InputError(f"no case with id {case_id!r}", path=path)
 
 
+def _judge_habit(model: str | None) -> tuple[str | None, bool]:
+    """The judge model a run would use (``model``, the settings', else a plugin's default) and whether
+    judges ask it for reasoning by default (not a small local model): what ``prompts render`` shows."""
+    app = current_app()
+    runtime = app.runtime({"judge_model": model or app.settings.judge_model}, 1)
+    try:
+        chosen = runtime.judge_model
+        return chosen, bool(chosen is None or runtime.models.reasons_by_default(chosen))
+    finally:
+        runtime.close()
+
+
 def add_builtin_commands(group: click.Group) -> None:
     """The core's commands, added by its built-in plugin through ``register_commands``."""
     from . import cache, calibrate, compare, plugin_new, plugins, prompts, report, run, runs
@@ -34,7 +46,8 @@ def add_builtin_commands(group: click.Group) -> None:
     for module in (run, runs, compare, calibrate, plugins, plugin_new, report):
         module.register(group)
     prompts.register(group, load_case=_case_from_suite,
-                     library_factory=lambda dirs: current_app().prompt_library(first_dirs=dirs))
+                     library_factory=lambda dirs: current_app().prompt_library(first_dirs=dirs),
+                     judge_habit=_judge_habit)
     cache.register(group)
 
 

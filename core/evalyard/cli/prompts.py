@@ -71,9 +71,17 @@ def _listing(template: Any) -> dict[str, Any]:
             "hash": template.hash[:12]}
 
 
+def no_judge(model: str | None) -> tuple[str | None, bool]:
+    """Without an application: the model given, asked for reasoning (the default of hosted judges)."""
+    return model, True
+
+
 def build_group(load_case: Callable[[str], dict[str, Any]] = read_case,
-                library_factory: Callable[[tuple[str, ...]], Any] = make_library) -> click.Group:
-    """The ``prompts`` group; the application may pass its own case loader and library factory."""
+                library_factory: Callable[[tuple[str, ...]], Any] = make_library,
+                judge_habit: Callable[[str | None], tuple[str | None, bool]] = no_judge) -> click.Group:
+    """The ``prompts`` group; the application may pass its own case loader and library factory, and
+    ``judge_habit(model)``: the judge model a run would use (``model``, else the configured one or a
+    plugin's default) and whether it is asked for reasoning by default."""
 
     @click.group("prompts", cls=OneLineErrors)
     def prompts() -> None:
@@ -107,14 +115,17 @@ def build_group(load_case: Callable[[str], dict[str, Any]] = read_case,
     @prompts.command("render")
     @click.argument("name")
     @click.option("--case", "case_spec", required=True, metavar="FILE:ID", help="The case to render.")
-    @click.option("--no-reasoning", is_flag=True, help="Render as a scorer with reasoning off.")
+    @click.option("--reasoning/--no-reasoning", default=None,
+                  help="Render with reasoning before the answer, or without (default: as the judge model is asked "
+                       "by default: a small local model without).")
+    @click.option("--judge-model", metavar="MODEL", help="The judge to render for (default: the configured one).")
     @click.option("--structured", is_flag=True, help="Render for a JSON (schema) answer.")
     @click.option("--var", "variables", multiple=True, metavar="NAME=VALUE", help="A template variable.")
     @prompts_dir_option
     @click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
-    def render_command(name: str, case_spec: str, no_reasoning: bool, structured: bool, variables: tuple[str, ...],
-                       prompts_dirs: tuple[str, ...], as_json: bool) -> None:
-        """The exact messages a scorer would send for one case."""
+    def render_command(name: str, case_spec: str, reasoning: bool | None, judge_model: str | None, structured: bool,
+                       variables: tuple[str, ...], prompts_dirs: tuple[str, ...], as_json: bool) -> None:
+        """The exact messages a scorer would send for one case (to the given or configured judge)."""
         from ..errors import InputError
 
         values = {}
@@ -124,8 +135,15 @@ def build_group(load_case: Callable[[str], dict[str, Any]] = read_case,
                 raise InputError(f"--var {item!r}: expected NAME=VALUE")
             values[key] = value
         template = library_factory(prompts_dirs).get(name)
-        rendered = template.render(load_case(case_spec), variables=values, reasoning=not no_reasoning,
-                                   structured=structured or template.answer.kind == "json")
+        structured = structured or template.answer.kind == "json"
+        if reasoning is None:
+            model, reasoning = judge_habit(judge_model)
+            if not as_json:  # said to people; the JSON is the messages alone
+                judge = f"judge {model}" if model else "a judge (no judge model configured; --judge-model MODEL)"
+                click.echo(f"# as {judge} is asked by default: {'with' if reasoning else 'without'} reasoning "
+                           f"(--reasoning / --no-reasoning to choose)", err=True)
+        rendered = template.render(load_case(case_spec), variables=values, reasoning=reasoning,
+                                   structured=structured)
         if as_json:
             click.echo(json.dumps(rendered.messages, indent=2, ensure_ascii=False))
             return

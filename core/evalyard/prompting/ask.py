@@ -96,17 +96,18 @@ async def ask(layer: Any, model: str, prompt: PromptTemplate | list[dict[str, An
               structured: bool = False, logprobs: bool = False, samples: int = 1, vote: str = "auto",
               params: dict[str, Any] | None = None, defaults: dict[str, Any] | None = None,
               read: Callable[[str], Any] | None = None, repair: bool = True, first_sample: int = 0,
-              schema_name: str = "answer") -> Judgement:
+              schema_name: str = "answer", top_logprobs: int = TOP_LOGPROBS) -> Judgement:
     """Ask ``model`` for a judgement (see the module's doc for the rules).
 
     ``prompt`` is a template (rendered for ``case`` with ``variables``) or ready messages (then
     ``answer`` is required). ``read`` replaces the JSON reader of a JSON answer (text -> value,
     ValueError when unreadable); ``repair=False`` makes no repair call (a reproduction of a tool
     that makes none). ``samples`` asks n times (sample indexes from ``first_sample``: the cache
-    keeps each) and combines the verdicts by ``vote``: majority label or mean value.
+    keeps each) and combines the verdicts by ``vote``: majority label or mean value. ``top_logprobs``
+    is how many alternatives a P(yes) reading asks for (a reproduction asks what its original did).
     """
     asking, structured, logprobs = _prepare(layer, model, prompt, case, answer, variables, reasoning, structured,
-                                            logprobs, params, defaults, read, repair, schema_name)
+                                            logprobs, params, defaults, read, repair, schema_name, top_logprobs)
     outcomes = await asyncio.gather(*(
         asking.json(first_sample + n) if structured else asking.text(first_sample + n, logprobs)
         for n in range(samples)))
@@ -120,12 +121,13 @@ def planned_asks(layer: Any, model: str, prompt: PromptTemplate | list[dict[str,
                  answer: AnswerShape | None = None, variables: dict[str, Any] | None = None, reasoning: bool = True,
                  structured: bool = False, logprobs: bool = False, samples: int = 1,
                  params: dict[str, Any] | None = None, defaults: dict[str, Any] | None = None,
-                 first_sample: int = 0, schema_name: str = "answer", **_: Any) -> list[Any]:
+                 first_sample: int = 0, schema_name: str = "answer", top_logprobs: int = TOP_LOGPROBS,
+                 **_: Any) -> list[Any]:
     """The requests :func:`ask` would send with the same arguments, rendered and keyed but not
     sent (``evalyard run --plan``): one per sample. A repair call follows only an unreadable
     reply, which no plan can foresee, so none is planned."""
     asking, structured, logprobs = _prepare(layer, model, prompt, case, answer, variables, reasoning, structured,
-                                            logprobs, params, defaults, None, True, schema_name)
+                                            logprobs, params, defaults, None, True, schema_name, top_logprobs)
     kind = asking.shape.kind
     out = []
     for sample in range(first_sample, first_sample + samples):
@@ -136,7 +138,7 @@ def planned_asks(layer: Any, model: str, prompt: PromptTemplate | list[dict[str,
             out.append(layer.planned(model, messages, params=sent, sample=sample, answer=f"{kind}/json"))
         else:
             request = layer.planned(model, asking.messages, params=asking.params, sample=sample,
-                                    logprobs=TOP_LOGPROBS if logprobs else None,
+                                    logprobs=asking.top_logprobs if logprobs else None,
                                     answer=f"{kind}/{'logprobs' if logprobs else 'reasoning' if reasoning else 'text'}")
             if logprobs:
                 request.output_tokens = request.params.get("max_tokens")
@@ -147,7 +149,7 @@ def planned_asks(layer: Any, model: str, prompt: PromptTemplate | list[dict[str,
 def _prepare(layer: Any, model: str, prompt: Any, case: Any, answer: AnswerShape | None,
              variables: dict[str, Any] | None, reasoning: bool, structured: bool, logprobs: bool,
              params: dict[str, Any] | None, defaults: dict[str, Any] | None, read: Any, repair: bool,
-             schema_name: str) -> tuple["_Asking", bool, bool]:
+             schema_name: str, top_logprobs: int = TOP_LOGPROBS) -> tuple["_Asking", bool, bool]:
     """Render the messages and settle the parameters of one ask (shared by ``ask`` and its plan)."""
     shape = answer or (prompt.answer if isinstance(prompt, PromptTemplate) else None)
     if shape is None:
@@ -174,6 +176,7 @@ def _prepare(layer: Any, model: str, prompt: Any, case: Any, answer: AnswerShape
         base["max_tokens"] = ANSWER_TOKENS
     sent = call_params(layer, model, config=params, template=template_params, defaults=base)
     asking = _Asking(layer, model, messages, shape, sent, name, read, repair, schema_name, reasoning)
+    asking.top_logprobs = top_logprobs
     return asking, structured, logprobs
 
 
@@ -198,6 +201,7 @@ class _Asking:
         self.params, self.template, self.read, self.repair = params, template, read, repair
         self.schema_name, self.reasoning = schema_name, reasoning
         self.completions: list[Any] = []
+        self.top_logprobs = TOP_LOGPROBS
 
     async def json(self, sample: int) -> _Outcome:
         from ..models import ModelCallError, StructuredOutputError
@@ -233,7 +237,7 @@ class _Asking:
         outcome = _Outcome(sample=sample)
         try:
             completion = await self.layer.complete(self.model, self.messages, params=self.params, sample=sample,
-                                                   logprobs=TOP_LOGPROBS if logprobs else None,
+                                                   logprobs=self.top_logprobs if logprobs else None,
                                                    template=self.template)
         except ModelCallError as exc:
             outcome.error = str(exc)

@@ -14,27 +14,25 @@ from typing import Any, ClassVar, Literal
 from ..errors import ConfigError
 from ..scoring import Score, Scorer
 from .answers import AnswerShape
-from .ask import Judgement, ask
+from .ask import Judgement
+from .judge import Judge, missing_model_message, resolve_template
 from .template import TEMPLATE_FIELDS, PromptTemplate, parse_template
 
 #: (scorer, model) pairs already warned about in this process: the warning is said once.
 _WARNED: set[tuple[str, str]] = set()
 
 
-def missing_model_message(scorer: str) -> str:
-    return (f"scorer {scorer} needs a judge model: pass --judge-model MODEL, set EVALYARD_JUDGE_MODEL, "
-            f"or give the scorer a `model` option in the suite")
-
-
 class PromptScorer(Scorer):
     """Base of every prompt scorer. Subclasses set ``template_name`` (looked up in the
-    library) or ``template`` (a parsed template), and optionally ``answer``."""
+    library; ``template_file``, the file shipped next to the scorer, when the library lacks the
+    name) or ``template`` (a parsed template), and optionally ``answer``."""
 
     executor: ClassVar[str] = "async"
     # Small batches: results are written batch by batch, and a judged case is slow, so an
     # interrupted run keeps nearly every finished judgement as a result (and all as cache).
     batch_size: ClassVar[int] = 8
     template_name: ClassVar[str] = ""
+    template_file: ClassVar[Path | None] = None
     template: ClassVar[PromptTemplate | None] = None
     answer: ClassVar[AnswerShape | None] = None
 
@@ -67,6 +65,8 @@ class PromptScorer(Scorer):
     def __init__(self, config: Any = None, **options: Any) -> None:
         super().__init__(config, **options)
         self._own_layer: Any = None
+        #: the run's judge (``runtime.judge``), made by ``setup``
+        self._judge: Judge | None = None
 
     # -- what it needs -------------------------------------------------------------
     def prompt_template(self) -> PromptTemplate:
@@ -80,7 +80,8 @@ class PromptScorer(Scorer):
         # One template per library for the scorer's life (a run): looked up on every case.
         cached = self.__dict__.get("_template_from")
         if cached is None or cached[0] is not library:
-            cached = self._template_from = (library, library.get(self.template_name))
+            cached = self._template_from = (library, resolve_template(library, self.template_name,
+                                                                       self.template_file))
         return cached[1]
 
     def answer_shape(self) -> AnswerShape:
@@ -95,27 +96,33 @@ class PromptScorer(Scorer):
     def setup(self, runtime: Any) -> None:
         self.runtime = runtime
         self.prompts = runtime.prompts
+        # The model is resolved (and a missing one said) before the template is read.
+        self._judge = runtime.judge(self.template or self.template_name, self.config.model, scorer=self.name,
+                                    default=self.template_file)
+        if self.template is None:
+            self._template_from = (self.prompts, self._judge.template)
         self.check_ready()
 
     def judge_model(self) -> str:
-        """The model: the scorer's ``model``, else the run's judge model (the settings' outside a run)."""
-        model = (self.config.model or getattr(self.runtime, "judge_model", None)
-                 or getattr(self.models, "judge_model", None))
-        if not model and self.runtime is None:
-            from ..settings import Settings
-
-            model = Settings.from_env().judge_model
+        """The model: the run's judge's (set up); outside a run the scorer's ``model``, else the
+        model layer's judge model."""
+        if self._judge is not None:
+            return self._judge.model
+        model = self.config.model or getattr(self.models, "judge_model", None)
         if not model:
             raise ConfigError(missing_model_message(self.name or type(self).__name__))
         return model
 
+    def judge_service(self, template: PromptTemplate | None = None) -> Judge:
+        """The judge asked for ``template`` (default: the scorer's): the run's, or outside a run one
+        on the scorer's own model layer."""
+        judge = self._judge or Judge(self.layer, self.judge_model(), self.prompt_template())
+        return judge if template is None or template is judge.template else judge.with_template(template)
+
     def check_ready(self) -> None:
-        """Fail before scoring starts: no model (or one its provider cannot serve), unreadable
-        template, impossible options."""
-        model = self.judge_model()
-        check_model = getattr(self.runtime, "check_model", None)
-        if check_model is not None:
-            check_model(model)
+        """Fail before scoring starts: no model (the run's judge was checked by its provider),
+        unreadable template, impossible options."""
+        self.judge_model()
         shape = self.answer_shape()
         if self.config.logprobs and shape.kind != "binary":
             raise ConfigError(f"scorer {self.name}: logprobs works with binary answers only "
@@ -179,9 +186,7 @@ class PromptScorer(Scorer):
         """The judgement of ``case`` with this scorer's template, answer shape and config (what
         subclasses build on: pairwise orders, per-claim checks)."""
         template, options = self._ask_options(overrides)
-        judgement = await ask(self.layer(), self.judge_model(), template, case, **options)
-        judgement.details = {"template": template.recorded_name, "template_hash": template.hash, **judgement.details}
-        return judgement
+        return await self.judge_service(template).ask(case, **options)
 
     def _ask_options(self, overrides: dict[str, Any]) -> tuple[PromptTemplate, dict[str, Any]]:
         template = overrides.pop("template", None) or self.prompt_template()
@@ -204,10 +209,8 @@ class PromptScorer(Scorer):
     def planned_judge(self, case: Any, **overrides: Any) -> list[Any]:
         """The requests ``judge(case, **overrides)`` would send, rendered and keyed, not sent: what
         a subclass's ``planned_requests`` returns for each judgement its ``ascore`` makes."""
-        from .ask import planned_asks
-
         template, options = self._ask_options(overrides)
-        return planned_asks(self.layer(), self.judge_model(), template, case, **options)
+        return self.judge_service(template).planned(case, **options)
 
 
 # -- building scorer classes ------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from evalyard import AnswerShape, Case, ConfigError, InputError, JudgeError, Score, Scorer, Usage, ask
+from evalyard import AnswerShape, Case, ConfigError, EvalyardError, InputError, JudgeError, Score, Scorer, Usage
 
 from .data import Checklist, checklist_from, load_checklists_file
 from .metrics import PRIMARY_METRICS, category_scores, corpus_metrics, item_aggregates
@@ -23,7 +23,12 @@ from .parsing import (UNSURE_FALLBACK, ReplyError, first_token_probs, interpret_
 #: Built-in scoring prompts; a template of the same name in a user's prompt directory replaces one.
 TEMPLATES = {"batch": "checklist/score_batch", "item": "checklist/score_item",
              "rlcf": "checklist/score_rlcf", "rocketeval": "checklist/score_rocketeval"}
+#: where they ship (the judge service reads one from here when no library has its name)
+TEMPLATE_DIR = Path(__file__).parent / "templates"
 DEFAULT_MAX_TOKENS = 2048
+#: AutoChecklist asks for the first answer token's top 5 alternatives (``top_logprobs=5``); more
+#: would change its reading, where the last spelling of yes/no listed wins.
+TOP_LOGPROBS = 5
 RAW_LIMIT = 4000
 
 BATCH_FORMAT = ('Reply with one JSON object and nothing else: {"answers": [{"question_index": 1, "answer": "YES"}, '
@@ -114,6 +119,8 @@ class ChecklistScorer(Scorer):
     template_text: str | None = None
 
     runtime: Any = None
+    #: the judge service (``runtime.judge``), set by ``setup``
+    judge: Any = None
 
     def __init__(self, config: Any = None, **options: Any) -> None:
         super().__init__(config, **options)
@@ -139,15 +146,16 @@ class ChecklistScorer(Scorer):
         self.runtime = runtime
         if type(self).template_text is not None and self.template_name() not in runtime.prompts.names():
             runtime.prompts.add_plugin_template(self.template_name(), type(self).template_text, plugin="python")
-        if not self.judge_model():
-            raise ConfigError(f"scorer {self.name} needs a judge model: --judge-model MODEL, EVALYARD_JUDGE_MODEL, "
-                              f"or -s {self.name}:model=MODEL")
-        if hasattr(runtime, "check_model"):
-            runtime.check_model(self.judge_model())
         try:
-            template = runtime.prompts.get(self.template_name())
-        except Exception as exc:  # an unknown or broken template is a configuration error
+            name = self.template_name()
+            shipped = TEMPLATE_DIR / f"{name.removeprefix('checklist/')}.jinja"
+            self.judge = runtime.judge(name, self.config.model, scorer=self.name, top_logprobs=TOP_LOGPROBS,
+                                       default=shipped if name in TEMPLATES.values() else None)
+        except ConfigError:
+            raise
+        except EvalyardError as exc:  # an unknown or broken template is a configuration error
             raise ConfigError(f"scorer {self.name}: {exc}") from None
+        template = self.judge.template
         wanted = "checklist" if self.config.mode == "batch" else "question"
         if wanted not in template.variables:
             raise ConfigError(f"scorer {self.name}: template {template.name} is not a {self.config.mode}-mode "
@@ -171,15 +179,15 @@ class ChecklistScorer(Scorer):
             self._generator.bind(runtime)
 
     def judge_model(self) -> str | None:
+        if self.judge is not None:
+            return self.judge.model
         return self.config.model or (self.runtime.judge_model if self.runtime is not None else None)
 
     def fingerprint_data(self) -> dict[str, Any]:
-        data = super().fingerprint_data()
-        data["model"] = self.judge_model()
-        if self.runtime is not None:
-            data["template_hash"] = self.runtime.prompts.get(self.template_name()).hash
-            if self._generator is not None:
-                data["generator"] = self._generator.fingerprint_data()
+        data = super().fingerprint_data()  # with the judge's model and template hash once set up
+        data.setdefault("model", self.judge_model())
+        if self._generator is not None:
+            data["generator"] = self._generator.fingerprint_data()
         if self.config.checklists:
             data["checklists_file"] = str(Path(self.config.checklists).resolve())
         return data
@@ -248,11 +256,9 @@ async def score_checklist(scorer: ChecklistScorer, case: Case, checklist: Checkl
     """Score one case against one checklist with the scorer's config; never raises for the
     judge's failures (they become the case's error, with the raw replies in details)."""
     config = scorer.config
-    layer = scorer.runtime.models
-    model = scorer.judge_model()
-    template = scorer.runtime.prompts.get(scorer.template_name())
+    model, template = scorer.judge.model, scorer.judge.template
     spent = [usage or Usage()]
-    logprobs, fallback = await scorer._logprobs_available(layer, model)
+    logprobs, fallback = await scorer._logprobs_available(scorer.runtime.models, model)
     base = {"judge_model": model, "template": template.name, "template_hash": template.hash,
             "mode": config.mode, "missing": config.missing, "strict_answers": config.strict_answers}
     if config.use_logprobs:
@@ -261,10 +267,10 @@ async def score_checklist(scorer: ChecklistScorer, case: Case, checklist: Checkl
             base["logprob_fallback"] = fallback
     try:
         if config.mode == "batch":
-            items, extra = await _score_batch(scorer, model, template, case, checklist, spent)
+            items, extra = await _score_batch(scorer, case, checklist, spent)
             scoring_method = "batch"
         else:
-            items, extra = await _score_items(scorer, model, template, case, checklist, spent, logprobs)
+            items, extra = await _score_items(scorer, case, checklist, spent, logprobs)
             scoring_method = ("normalized" if config.use_logprobs else
                               "weighted" if config.primary_metric == "weighted" else "item")
     except JudgeError as failure:
@@ -318,18 +324,18 @@ def _failure(judgement: Any, what: str) -> str:
     return f"{what}{kind}: {judgement.error}"
 
 
-async def _score_batch(scorer: ChecklistScorer, model: str, template: Any, case: Case, checklist: Checklist,
+async def _score_batch(scorer: ChecklistScorer, case: Case, checklist: Checklist,
                        spent: list[Usage]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     config = scorer.config
     reasoning = config.capture_reasoning
     listing = "\n".join(f"Q{n}: {item.question}" for n, item in enumerate(checklist.items, 1))
     shape = AnswerShape(kind="json", schema=batch_schema(len(checklist), reasoning),
                         format=BATCH_FORMAT_REASONED if reasoning else BATCH_FORMAT)
-    judgement = await ask(scorer.runtime.models, model, template, case, answer=shape,
-                          variables={"checklist": listing},
-                          read=lambda text: parse_batch(text, strict=config.strict_answers, reasoning=reasoning),
-                          schema_name="batch_scoring_reasoned" if reasoning else "batch_scoring",
-                          **_ask_options(config))
+    judgement = await scorer.judge.ask(case, answer=shape, variables={"checklist": listing},
+                                       read=lambda text: parse_batch(text, strict=config.strict_answers,
+                                                                     reasoning=reasoning),
+                                       schema_name="batch_scoring_reasoned" if reasoning else "batch_scoring",
+                                       **_ask_options(config))
     spent.append(judgement.usage)
     raw = judgement.raw or ""
     if judgement.error is not None:
@@ -359,12 +365,11 @@ def _call_details(judgement: Any) -> dict[str, Any]:
     return {key: judgement.details[key] for key in ("status", "attempts") if key in judgement.details}
 
 
-async def _score_items(scorer: ChecklistScorer, model: str, template: Any, case: Case, checklist: Checklist,
+async def _score_items(scorer: ChecklistScorer, case: Case, checklist: Checklist,
                        spent: list[Usage], logprobs: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     config = scorer.config
     reasoning = config.capture_reasoning and not logprobs
     failures: list[str] = []
-    layer = scorer.runtime.models
     shape = AnswerShape(kind="json", schema=item_schema(reasoning),
                         format=ITEM_FORMAT_REASONED if reasoning else ITEM_FORMAT)
 
@@ -374,19 +379,18 @@ async def _score_items(scorer: ChecklistScorer, model: str, template: Any, case:
         if logprobs:
             # The answer is read from the first token's alternatives (AutoChecklist's reading), so
             # the reply is never repaired: the text is only the fallback.
-            judgement = await ask(layer, model, template, case, answer=AnswerShape.from_spec("binary"),
-                                  variables=variables, logprobs=True,
-                                  **{**_ask_options(config), "repair": False})
+            judgement = await scorer.judge.ask(case, answer=AnswerShape.from_spec("binary"), variables=variables,
+                                               logprobs=True, **{**_ask_options(config), "repair": False})
             spent.append(judgement.usage)
             if judgement.raw is not None:
                 _read_confidence(record, judgement, config)
                 return record
         else:
-            judgement = await ask(layer, model, template, case, answer=shape, variables=variables,
-                                  read=lambda text: parse_item(text, strict=config.strict_answers,
-                                                               reasoning=reasoning),
-                                  schema_name="item_scoring_reasoned" if reasoning else "item_scoring",
-                                  **_ask_options(config))
+            judgement = await scorer.judge.ask(case, answer=shape, variables=variables,
+                                               read=lambda text: parse_item(text, strict=config.strict_answers,
+                                                                            reasoning=reasoning),
+                                               schema_name="item_scoring_reasoned" if reasoning else "item_scoring",
+                                               **_ask_options(config))
             spent.append(judgement.usage)
             if judgement.raw is not None:
                 record["raw"] = judgement.raw[:RAW_LIMIT]

@@ -1,48 +1,38 @@
-"""What every judge of this plugin shares: its templates found in the run's prompt library
-(or in the plugin when the scorer is used outside a run), and JSON steps asked with the
-core's ``ask`` exactly as the scorer's own judgement is."""
+"""What every judge of this plugin shares: its templates ship next to it (``templates/``) and are
+found in the run's prompt library first (a user's ``judge/<stem>.jinja`` overrides one), and
+JSON steps asked through the judge service exactly as the scorer's own judgement is."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from evalyard import PromptLibrary, PromptScorer, Settings, Usage
+from evalyard import PromptLibrary, PromptScorer, Usage, resolve_template
 
 from .templates import TEMPLATE_DIR, template_name
 
 
-def ensure_templates(library: PromptLibrary) -> PromptLibrary:
-    """Add the plugin's templates a library lacks (an application that did not load the plugin
-    through its entry point still has user directories and built-ins, so overrides keep working)."""
-    known = set(library.names())
-    for path in sorted(TEMPLATE_DIR.glob("*.jinja")):
-        name = template_name(path.stem)
-        if name not in known:
-            library.add_plugin_template(name, path.read_text(encoding="utf-8"), plugin="judge")
-    return library
+def template_file(stem: str) -> Path:
+    """The file of the plugin's template ``judge/<stem>``."""
+    return TEMPLATE_DIR / f"{stem}.jinja"
 
 
 class JudgeScorer(PromptScorer):
     """A prompt scorer whose templates live in this plugin."""
 
-    def prompt_template(self):
-        if self.template is None:
-            if self.prompts is None:
-                self.prompts = PromptLibrary(Settings.from_env().prompt_dirs)
-            ensure_templates(self.prompts)
-        return super().prompt_template()
-
-    def setup(self, runtime: Any) -> None:
-        ensure_templates(runtime.prompts)
-        super().setup(runtime)
+    @property
+    def template_file(self) -> Path:  # type: ignore[override]
+        return template_file(self.template_name.rpartition("/")[2])
 
     def library(self) -> PromptLibrary:
-        self.prompt_template()
+        """The run's prompt library; outside a run, the built-ins (the plugin's files fill in)."""
+        if self.prompts is None:
+            self.prompts = PromptLibrary()
         return self.prompts
 
     def step_template(self, stem: str):
         """Another template of this plugin that the scorer uses for a step of its own."""
-        return self.library().get(template_name(stem))
+        return resolve_template(self.library(), template_name(stem), template_file(stem))
 
     async def step(self, stem: str, key: str, case: Any, sample: int = 0, usage: Usage | None = None) -> tuple[
             Any, Usage]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from evalyard import ConfigError
@@ -71,42 +72,39 @@ class LexicalEntailment:
 
 
 class JudgeEntailment:
-    """The judge model answers "does the passage support the claim?" through the model layer."""
+    """The judge model answers "does the passage support the claim?" through the judge service."""
 
     name = "judge"
     approximation = "LLM judge approximating the TRUE NLI model (google/t5_xxl_true_nli_mixture) of the paper"
     template_name = "trust/entailment"
+    #: shipped with the plugin; a user's trust/entailment.jinja overrides it
+    template_file = Path(__file__).parent / "prompts" / "entailment.jinja"
     top_logprobs = 10
     raw_limit = 2000
 
     def __init__(self, config: Any, runtime: Any) -> None:
         self.config = config
-        self.runtime = runtime
-        self.model = config.model or getattr(runtime, "judge_model", None)
-        if not self.model:
-            raise ConfigError("trust: entailment=judge needs a judge model: pass --judge-model MODEL, set "
-                              "EVALYARD_JUDGE_MODEL or give the scorer a `model` option (or use entailment=lexical "
-                              "for the deterministic stub)")
+        try:
+            self.judge = runtime.judge(self.template_name, config.model, scorer="trust", default=self.template_file,
+                                       reasoning=False, top_logprobs=self.top_logprobs)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc} (or use entailment=lexical for the deterministic stub)") from None
+        self.model, self.template = self.judge.model, self.judge.template
         self.answer = config.entailment_answer
         self.threshold = config.entailment_threshold
-        self.template = runtime.prompts.get(self.template_name)
         if self.template.answer.kind != "binary":
             raise ConfigError(f"trust: prompt template {self.template_name} must answer binary (yes/no), "
                               f"not {self.template.answer.kind}")
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"backend": self.name, "model": self.model, "answer": self.answer,
-                "threshold": self.threshold if self.answer == "logprobs" else None,
-                "template": self.template.recorded_name, "template_hash": self.template.hash,
-                "template_source": self.template.origin, "approximation_of": "google/t5_xxl_true_nli_mixture",
-                "note": self.approximation}
+        return {"backend": self.name, "answer": self.answer,
+                "threshold": self.threshold if self.answer == "logprobs" else None, **self.judge.fingerprint(),
+                "approximation_of": "google/t5_xxl_true_nli_mixture", "note": self.approximation}
 
     async def entails(self, premise: str, hypothesis: str) -> Entailment:
-        from evalyard import ask
-
         pseudo_case = {"id": "entailment", "candidate": hypothesis, "context": [premise]}
-        judgement = await ask(self.runtime.models, self.model, self.template, pseudo_case, reasoning=False,
-                              structured=self.answer == "structured", logprobs=self.answer == "logprobs")
+        judgement = await self.judge.ask(pseudo_case, structured=self.answer == "structured",
+                                         logprobs=self.answer == "logprobs")
         details = {"raw": (judgement.raw or "")[:self.raw_limit]}
         for key in ("p_yes", "logprobs", "repaired", "status", "attempts"):
             if key in judgement.details:

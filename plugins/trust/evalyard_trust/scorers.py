@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from evalyard import JudgeError, Score, Scorer, Settings, Usage
+from evalyard import JudgeError, Score, Scorer, Usage
 
 from .backends import EntailmentError, make_backend
 from .metrics import CASE_USAGE, Assessor, Item, ItemError, corpus_metrics
@@ -83,7 +83,7 @@ class TrustScorer(Scorer):
             # one) is no stand-in for the NLI model unless asked for with entailment=judge.
             runtime = self.runtime
             chosen = getattr(runtime, "chosen_judge_model", getattr(runtime, "judge_model", None))
-            judge = self.config.model or chosen or (Settings.from_env().judge_model if runtime is None else None)
+            judge = self.config.model or chosen
             name = "judge" if judge else "lexical"
             if name == "lexical":
                 log.warning("%s: no judge model configured, so entailment uses the deterministic lexical stub "
@@ -99,7 +99,7 @@ class TrustScorer(Scorer):
         if self._assessor is None:
             name = self.backend_name()
             runtime = self.runtime
-            if runtime is None:  # used outside a run: a private runtime with the plugin's template
+            if runtime is None:  # used outside a run: a private runtime (the judge has its template file)
                 runtime = private_runtime(self.config.model)
                 self.runtime = runtime
             self._backend = None if name is None else make_backend(name, self.config, runtime)
@@ -175,11 +175,7 @@ def _total(spent: list) -> dict[str, Any] | None:
 def private_runtime(model: str | None) -> Any:
     from evalyard import Runtime
 
-    from pathlib import Path
-
-    # The plugin's templates, read from its folder (not imported from plugin.py, which imports this module)
-    templates = [(p.stem, p, "trust") for p in sorted((Path(__file__).parent / "prompts").glob("*.jinja"))]
-    return Runtime(judge_model=model or Settings.from_env().judge_model, plugin_templates=templates)
+    return Runtime(judge_model=model)
 
 
 def item_from_case(case: Any) -> Item:

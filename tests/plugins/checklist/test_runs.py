@@ -213,3 +213,36 @@ def test_spellings_of_yes_add_up_by_default_and_the_last_wins_only_for_parity(ap
     [original_item] = next(app.open_store().results(original["run_id"])).details["items"]
     assert ours_item["answer"] == "yes" and ours_item["confidence"] == pytest.approx(0.91 / 0.96)
     assert original_item["answer"] == "no" and original_item["confidence"] == pytest.approx(0.01 / 0.06)
+
+
+def test_the_logprob_path_asks_for_autochecklists_top_5_alternatives(app, tmp_path, rules):
+    """AutoChecklist asks for the first token's top 5 alternatives. A reply whose 6th-ranked token is
+    " yes" shows the difference in its reading (the last spelling listed wins): cut to 5 it is
+    P(yes) = 0.55 / (0.55 + 0.05); with more alternatives " yes" (0.0015) would replace "Yes"."""
+    import math
+
+    top = {"Yes": 0.55, "No": 0.05, "The": 0.02, "I": 0.01, "**": 0.005, " yes": 0.0015}
+    model = rules([{"content": "Yes", "logprobs": [{token: math.log(p) for token, p in top.items()}]}])
+    cases = [{"id": "one", "input": "Say hi.", "candidate": "Hi!", "metadata": {"checklist": ["Does it greet?"]}}]
+    suite = write_suite(tmp_path / "one.yaml", cases)
+    run = json.loads(invoke(app, "run", suite, "-s", "checklist:mode=item,use_logprobs=true,missing=no",
+                            "--judge-model", model, "--json").stdout)
+    [item] = next(app.open_store().results(run["run_id"])).details["items"]
+    assert item["answer"] == "yes" and item["confidence"] == pytest.approx(0.55 / 0.60)
+    import sqlalchemy
+
+    with app.open_store().engine.connect() as connection:
+        sent = [row[0] for row in connection.execute(sqlalchemy.text("SELECT request FROM model_calls"))]
+    assert len(sent) == 1 and '"top_logprobs": 5' in sent[0]
+
+
+def test_the_scoring_templates_ship_with_the_scorer(rules):
+    """A runtime made without the plugin's registered templates still finds them: the judge service
+    reads the file shipped next to the scorer."""
+    from evalyard import Runtime
+    from evalyard_checklist.scorer import ChecklistScorer
+
+    scorer = ChecklistScorer(mode="item")
+    scorer.setup(Runtime(judge_model=rules([{"content": '{"answer": "YES"}'}])))
+    assert scorer.judge.template.name == "checklist/score_item"
+    assert scorer.judge.template.path.endswith("evalyard_checklist/templates/score_item.jinja")

@@ -10,7 +10,7 @@ import pytest
 
 from evalyard import Case
 from evalyard_judge.arthur import Hallucination, QACorrectness, SummaryQuality
-from evalyard_judge.base import ensure_templates
+from evalyard_judge.base import template_file
 from evalyard_judge.criteria import SCORERS as CRITERIA
 
 PAYLOADS = {
@@ -62,9 +62,9 @@ def test_hallucination_claim_checks_read_the_judges_own_verdict(payload, rules, 
                                   "criterion_source", "criterion_correctness", "criterion_hallucination"])
 @pytest.mark.parametrize("payload", list(PAYLOADS.values()), ids=list(PAYLOADS))
 def test_judged_text_stays_inside_markers_it_cannot_close(stem, payload):
-    from evalyard.prompting import PromptLibrary
+    from evalyard.prompting import PromptLibrary, resolve_template
 
-    template = ensure_templates(PromptLibrary()).get(f"judge/{stem}")
+    template = resolve_template(PromptLibrary(), f"judge/{stem}", template_file(stem))
     prompt = template.render(_case(payload))
     content = prompt.messages[-1]["content"]
     opening, closing = f"<data-{prompt.nonce}>", f"</data-{prompt.nonce}>"
