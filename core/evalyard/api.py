@@ -52,11 +52,13 @@ def resume(run_id: str, *, db: str | None = None, app: "Application | None" = No
     return _app(app).resume(run_id, db=db, **options)
 
 
-def compare(base: str, new: str, *, db: str | None = None, top: int = 5,
+def compare(base: str, new: str, *, db: str | None = None, top: int = 5, cluster: str | None = None,
             app: "Application | None" = None) -> dict[str, Any]:
     """Compare run ``new`` against run ``base`` case by case: per-scorer mean deltas with a paired
-    bootstrap interval, wins/losses/ties, regressions, aggregate deltas and fingerprint changes."""
-    return _app(app).compare(base, new, db=db, top=top)
+    bootstrap interval, a paired t test's p-value (Holm-adjusted when several), the detectable
+    difference, wins/losses/ties, regressions, aggregate deltas and fingerprint changes;
+    ``cluster="metadata.FIELD"`` adds the cluster-robust figures."""
+    return _app(app).compare(base, new, db=db, top=top, cluster=cluster)
 
 
 def register_prompt_scorer(name: str, *, template: Any, answer: Any = None, app: "Application | None" = None,

@@ -662,9 +662,10 @@ class Application:
         row = store.get_run(run_id)
         return store.suite_of(row).case_count * len(row.scorers) - store.result_count(row.id)
 
-    def compare(self, base: str, new: str, *, db: str | None = None, top: int = 5) -> dict[str, Any]:
+    def compare(self, base: str, new: str, *, db: str | None = None, top: int = 5,
+                cluster: str | None = None) -> dict[str, Any]:
         """Case-by-case comparison of two runs (see ``evalyard.compare``); ``fingerprint_changes``
         lists scorers whose fingerprints differ."""
         from .comparison import compare_runs
 
-        return compare_runs(self.open_store(db), base, new, top=top)
+        return compare_runs(self.open_store(db), base, new, top=top, cluster=cluster)

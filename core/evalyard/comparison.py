@@ -8,44 +8,53 @@ Corpus-level metrics (``aggregate``) are compared as base/new/delta.
 Cases are matched by id; a case counts for a scorer only when both runs scored
 it without error. Deltas are NEW - BASE, and "better" follows the scorer's
 ``higher_is_better``. A scorer *regressed* when the whole 95% paired bootstrap
-interval of the mean delta lies on the worse side of zero.
+interval of the mean delta lies on the worse side of zero (the clustered interval
+with ``cluster``).
+
+The pairs are streamed from one join in the database, in the NEW run's order: up to
+``stats.BOOTSTRAP_LIMIT`` of them are kept for the bootstrap, past it only running sums
+(the interval is then the normal one), the ``top`` worst cases and, with ``cluster``, one
+sum per cluster (``clustering``). Each scorer also gets a paired t test's p-value, Holm's
+adjustment when several scorers were compared, and the smallest difference the comparison
+could detect (docs/statistics.md has the formulas and their sources).
 """
 
 from __future__ import annotations
 
+import heapq
+import math
 from typing import Any
 
-from .stats import bootstrap_ci
+from sqlalchemy import and_, select
+from sqlalchemy.orm import aliased
+
+from .stats import BOOTSTRAP_LIMIT, bootstrap_ci, detectable_difference, holm, normal_ci, paired_test
+from .store.models import ResultRow
 
 TIE_TOLERANCE = 1e-9
 
 
-def compare_runs(store, base_ref: str, new_ref: str, top: int = 5) -> dict[str, Any]:
+def compare_runs(store, base_ref: str, new_ref: str, top: int = 5, cluster: str | None = None) -> dict[str, Any]:
+    path = None
+    if cluster:
+        from .clustering import parse_cluster
+
+        path = parse_cluster(cluster)
     base, new = store.get_run(base_ref), store.get_run(new_ref)
     base_scorers = {s["name"]: s for s in base.scorers}
-    out: dict[str, Any] = {"base": base.id, "new": new.id, "scorers": {}, "fingerprint_changes": []}
+    out: dict[str, Any] = {"base": base.id, "new": new.id, "scorers": {}, "fingerprint_changes": [],
+                           "cluster": cluster}
     for spec in new.scorers:
         name = spec["name"]
         if name not in base_scorers:
             continue
         higher = spec.get("higher_is_better", True)
-        base_values = {r.case_id: r.value for r in store.results(base.id, name) if r.error is None and r.value is not None}
-        pairs = [
-            (r.case_id, base_values[r.case_id], r.value)
-            for r in store.results(new.id, name)
-            if r.error is None and r.value is not None and r.case_id in base_values
-        ]
-        deltas = [n - b for _, b, n in pairs]
-        sign = 1 if higher else -1
-        wins = sum(1 for d in deltas if sign * d > TIE_TOLERANCE)
-        losses = sum(1 for d in deltas if sign * d < -TIE_TOLERANCE)
-        ci = bootstrap_ci(deltas)  # resampling per-case deltas = a paired bootstrap
-        mean = sum(deltas) / len(deltas) if deltas else None
-        regressed = bool(ci and (ci[1] < 0 if higher else ci[0] > 0))
-        worst = sorted(pairs, key=lambda p: sign * (p[2] - p[1]))[:top]
+        entry = _paired(store, base.id, new.id, name, higher, top)
+        if path is not None:
+            add_clustered(entry, store, base.id, new, name, cluster, path)
         base_totals = ((base.totals or {}).get("scorers") or {}).get(name) or {}
         new_totals = ((new.totals or {}).get("scorers") or {}).get(name) or {}
-        aggregate = {
+        entry["aggregate"] = {
             metric: {"base": base_totals.get("aggregate", {}).get(metric), "new": value,
                      "delta": (value - base_totals["aggregate"][metric])
                      if metric in base_totals.get("aggregate", {}) else None}
@@ -57,25 +66,128 @@ def compare_runs(store, base_ref: str, new_ref: str, top: int = 5) -> dict[str, 
                 "scorer": name, "base": base_print, "new": new_print,
                 "differs_in": _differences(base_scorers[name].get("fingerprint_data"), spec.get("fingerprint_data")),
             })
-        out["scorers"][name] = {
-            "aggregate": aggregate,
-            "paired_cases": len(pairs),
-            "base_mean": sum(b for _, b, _ in pairs) / len(pairs) if pairs else None,
-            "new_mean": sum(n for _, _, n in pairs) / len(pairs) if pairs else None,
-            "mean_delta": mean,
-            "ci95": list(ci) if ci else None,
-            "wins": wins,
-            "losses": losses,
-            "ties": len(deltas) - wins - losses,
-            "regressed": regressed,
-            "higher_is_better": higher,
-            "worst_cases": [
-                {"case_id": c, "base": b, "new": n, "delta": n - b} for c, b, n in worst if sign * (n - b) < -TIE_TOLERANCE
-            ],
-        }
+        out["scorers"][name] = entry
+    add_holm(out)
     out["only_in_base"] = sorted(set(base_scorers) - {s["name"] for s in new.scorers})
     out["only_in_new"] = sorted({s["name"] for s in new.scorers} - set(base_scorers))
     return out
+
+
+def _pairs(store, base_id: str, new_id: str, scorer: str):
+    """(case id, base value, new value) of the cases both runs scored, in the NEW run's order."""
+    b, n = aliased(ResultRow), aliased(ResultRow)
+    query = (select(n.case_id, b.value, n.value).select_from(n)
+             .join(b, and_(b.run_id == base_id, b.scorer == scorer, b.case_id == n.case_id))
+             .where(n.run_id == new_id, n.scorer == scorer, n.error.is_(None), n.value.is_not(None),
+                    b.error.is_(None), b.value.is_not(None))
+             .order_by(n.id))
+    with store.engine.connect() as connection:
+        yield from connection.execution_options(yield_per=10_000).execute(query)
+
+
+def _paired(store, base_id: str, new_id: str, scorer: str, higher: bool, top: int) -> dict[str, Any]:
+    sign = 1 if higher else -1
+    kept: list[tuple[float, float]] | None = []  # (base, new) while there are few enough to bootstrap
+    count = wins = losses = 0
+    base_sum = new_sum = mean = squares = 0.0
+    worst: list[tuple[float, int, str, float, float]] = []  # a max-heap (negated keys) of the `top` worst
+    for case_id, b, v in _pairs(store, base_id, new_id, scorer):
+        d = v - b
+        count += 1
+        base_sum += b
+        new_sum += v
+        step = d - mean  # Welford's running variance of the deltas
+        mean += step / count
+        squares += step * (d - mean)
+        wins += sign * d > TIE_TOLERANCE
+        losses += sign * d < -TIE_TOLERANCE
+        if top and sign * d < -TIE_TOLERANCE:
+            item = (-sign * d, -count, case_id, b, v)
+            if len(worst) < top:
+                heapq.heappush(worst, item)
+            elif item > worst[0]:
+                heapq.heapreplace(worst, item)
+        if kept is not None:
+            kept.append((b, v))
+            if len(kept) > BOOTSTRAP_LIMIT:
+                kept = None
+    std = math.sqrt(squares / (count - 1)) if count > 1 else None
+    if kept is not None:  # as few as ever: the same sums and the paired bootstrap
+        deltas = [v - b for b, v in kept]
+        ci = bootstrap_ci(deltas)  # resampling per-case deltas = a paired bootstrap
+        mean_delta = sum(deltas) / count if count else None
+        base_mean = sum(b for b, _ in kept) / count if count else None
+        new_mean = sum(v for _, v in kept) / count if count else None
+    else:
+        ci, mean_delta = normal_ci(mean, std, count), mean
+        base_mean, new_mean = base_sum / count, new_sum / count
+    se = std / math.sqrt(count) if std is not None else None
+    entry: dict[str, Any] = {
+        "paired_cases": count,
+        "base_mean": base_mean,
+        "new_mean": new_mean,
+        "mean_delta": mean_delta,
+        "se": se,
+        "ci95": list(ci) if ci else None,
+        "wins": wins,
+        "losses": losses,
+        "ties": count - wins - losses,
+        "regressed": _worse(ci, higher),
+        "higher_is_better": higher,
+        "worst_cases": [{"case_id": c, "base": b, "new": v, "delta": v - b}
+                        for _, _, c, b, v in sorted(worst, reverse=True)],
+    }
+    return add_test(entry)
+
+
+def add_test(entry: dict[str, Any]) -> dict[str, Any]:
+    """The paired t test and the detectable difference of an entry with its ``se`` and pairs."""
+    se, count = entry["se"], entry["paired_cases"]
+    entry["test"] = {"kind": "paired t", **paired_test(entry["mean_delta"], se, count - 1)} if se is not None else None
+    entry["detectable"] = _detectable(se, count)
+    return entry
+
+
+def add_holm(out: dict[str, Any]) -> None:
+    """Holm-adjusted p-values beside the raw ones, and how many scorers were tested."""
+    tested = {name: s["test"]["p"] for name, s in out["scorers"].items() if s.get("test")}
+    for name, p in holm(tested).items():
+        out["scorers"][name]["p_holm"] = p
+    out["tests"] = len(tested)
+
+
+def add_clustered(entry: dict[str, Any], store, base_id: str, new_run, scorer: str, field: str,
+                   path: tuple[str, ...]) -> None:
+    """The cluster-robust interval, test and detectable difference beside the naive ones; the
+    verdict ``regressed`` then follows the clustered interval."""
+    from .clustering import describe, paired_cluster_totals
+
+    totals, with_field = paired_cluster_totals(store, base_id, new_run, scorer, path)
+    if totals and not with_field:
+        from .errors import InputError
+
+        raise InputError(f"--cluster: no case of run {new_run.id} has {field}")
+    view = describe(field, totals, with_field, entry["se"], entry["ci95"])
+    entry["clustered"] = view
+    if view is None:
+        return
+    entry["regressed"] = _worse(view["ci95"], entry["higher_is_better"])
+    entry["naive_test"] = entry["test"]
+    entry["test"] = {"kind": "clustered t", **paired_test(view["mean"], view["se"], view["clusters"] - 1)}
+    entry["naive_detectable"] = entry["detectable"]
+    entry["detectable"] = _detectable(view["se"], entry["paired_cases"], view["clusters"])
+
+
+def _worse(ci, higher: bool) -> bool:
+    return bool(ci and (ci[1] < 0 if higher else ci[0] > 0))
+
+
+def _detectable(se: float | None, n: int, clusters: int | None = None) -> dict[str, Any] | None:
+    """The minimum detectable difference at 80% power, two-sided alpha 0.05, for this SE."""
+    if se is None:
+        return None
+    return {"difference": detectable_difference(se), "n": n, "clusters": clusters, "se": se,
+            "alpha": 0.05, "power": 0.8}
 
 
 def _differences(base: Any, new: Any, prefix: str = "") -> list[str]:

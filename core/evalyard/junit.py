@@ -83,8 +83,9 @@ def _result_case(suite: _Suite, classname: str, spec: dict[str, Any], row, extra
         suite.case(row.case_id, classname, seconds, out=text)
 
 
-def run_junit(store, run_ref: str, *, compare_with: str | None = None) -> ET.ElementTree:
-    """The JUnit tree for a run (and, with ``compare_with``, its comparison against that base run)."""
+def run_junit(store, run_ref: str, *, compare_with: str | None = None, cluster: str | None = None) -> ET.ElementTree:
+    """The JUnit tree for a run (and, with ``compare_with``, its comparison against that base run;
+    with ``cluster``, the regression check follows the clustered interval, as ``compare`` does)."""
     run = store.get_run(run_ref)
     suite_row = store.suite_of(run)
     timestamp = (run.created_at.astimezone(timezone.utc) if run.created_at.tzinfo else run.created_at).strftime("%Y-%m-%dT%H:%M:%S")
@@ -94,7 +95,7 @@ def run_junit(store, run_ref: str, *, compare_with: str | None = None) -> ET.Ele
         from .comparison import compare_runs
 
         base = store.get_run(compare_with)
-        comparison = compare_runs(store, base.id, run.id, top=0)
+        comparison = compare_runs(store, base.id, run.id, top=0, cluster=cluster)
         for name in comparison["scorers"]:
             base_values[name] = {r.case_id: r.value for r in store.results(base.id, name) if r.error is None}
     order = store.case_order(run)
@@ -122,6 +123,10 @@ def run_junit(store, run_ref: str, *, compare_with: str | None = None) -> ET.Ele
             text = (f"mean {_number(s['base_mean'])} -> {_number(s['new_mean'])}, delta {_number(s['mean_delta'])}, "
                     f"95% CI {('[' + _number(ci[0]) + ', ' + _number(ci[1]) + ']') if ci else 'none'}, "
                     f"wins/losses/ties {s['wins']}/{s['losses']}/{s['ties']} over {s['paired_cases']} paired cases")
+            if s.get("clustered"):
+                c = s["clustered"]
+                text += (f"; clustered by {c['field']} ({c['clusters']} clusters): 95% CI "
+                         f"[{_number(c['ci95'][0])}, {_number(c['ci95'][1])}]")
             suite.prop("base_run", comparison["base"])
             suite.case(REGRESSION_CASE, classname, 0.0,
                        failure=f"{name} regressed: {text}" if s["regressed"] else None, out=text)
@@ -137,9 +142,10 @@ def run_junit(store, run_ref: str, *, compare_with: str | None = None) -> ET.Ele
     return ET.ElementTree(root)
 
 
-def write_junit(store, run_ref: str, path: str | Path, *, compare_with: str | None = None) -> Path:
+def write_junit(store, run_ref: str, path: str | Path, *, compare_with: str | None = None,
+                cluster: str | None = None) -> Path:
     """Write the JUnit file for a run (or a comparison) to ``path``; returns the path."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    run_junit(store, run_ref, compare_with=compare_with).write(target, encoding="utf-8", xml_declaration=True)
+    run_junit(store, run_ref, compare_with=compare_with, cluster=cluster).write(target, encoding="utf-8", xml_declaration=True)
     return target

@@ -143,3 +143,101 @@ def _summary(count, errors, scored, mean, std, ci, low, high, judged, passed, la
         "passed": passed,
         "labels": dict(sorted(labels.items())) if labels else {},
     }
+
+
+# -- clustered errors, paired tests, several scorers, power ------------------------------------
+# Formulas and their sources are in docs/statistics.md.
+
+def clustered_se(cluster_totals: Iterable[tuple[int, float]]) -> tuple[float, float, int] | None:
+    """(mean, cluster-robust standard error of the mean, number of clusters) from each cluster's
+    (count, sum of values): memory grows with the clusters, never with the cases.
+
+    The variance is the sandwich (CR1) estimator for a mean, G/(G-1) * sum_c (S_c - n_c*mean)^2 / N^2
+    (Miller 2024's clustered standard error, with the usual G/(G-1) small-sample factor of Cameron &
+    Miller 2015): when
+    every value of a cluster is the same, it is exactly the standard error of the G cluster means."""
+    totals = [(n, s) for n, s in cluster_totals if n]
+    clusters = len(totals)
+    if clusters < 2:
+        return None
+    count = sum(n for n, _ in totals)
+    mean = sum(s for _, s in totals) / count
+    squares = sum((s - n * mean) ** 2 for n, s in totals)
+    return mean, math.sqrt(clusters / (clusters - 1) * squares) / count, clusters
+
+
+def _incomplete_beta(x: float, a: float, b: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), by its continued fraction (modified
+    Lentz), on the side of x where it converges fast."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - _incomplete_beta(1.0 - x, b, a)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)) / a
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    fraction = d
+    for m in range(1, 10_000):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            fraction *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return front * fraction
+
+
+def t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom."""
+    if math.isinf(t):
+        return 0.0
+    return _incomplete_beta(df / (df + t * t), df / 2, 0.5)
+
+
+def t_quantile(level: float, df: float) -> float:
+    """The t with P(|T| <= t) = level (e.g. 2.262 for 0.95 and 9 df), by bisection."""
+    low, high = 0.0, 1.0
+    while t_two_sided_p(high, df) > 1 - level:
+        high *= 2
+    for _ in range(200):
+        middle = (low + high) / 2
+        if t_two_sided_p(middle, df) > 1 - level:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def paired_test(mean: float, se: float, df: float) -> dict[str, float]:
+    """The t test of a mean difference against zero: t = mean / se on ``df`` degrees of freedom
+    (n - 1 pairs, or G - 1 clusters when clustered), and its two-sided p-value."""
+    if se == 0:
+        return {"t": 0.0 if mean == 0 else math.copysign(math.inf, mean), "df": df, "p": 1.0 if mean == 0 else 0.0}
+    t = mean / se
+    return {"t": t, "df": df, "p": t_two_sided_p(t, df)}
+
+
+def holm(pvalues: dict[str, float]) -> dict[str, float]:
+    """Holm's (1979) step-down adjustment: the k-th smallest of m p-values times (m - k + 1),
+    never below the one before it, at most 1. Controls the chance of any false "different"."""
+    order = sorted(pvalues, key=pvalues.get)
+    m, running, out = len(order), 0.0, {}
+    for k, name in enumerate(order):
+        running = max(running, min(1.0, (m - k) * pvalues[name]))
+        out[name] = running
+    return out
+
+
+def detectable_difference(se: float, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest true difference a two-sided test at ``alpha`` finds with probability ``power``
+    given this standard error: (z_{1-alpha/2} + z_power) * se (2.80 * se at 0.05 and 80%)."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf
+    return (z(1 - alpha / 2) + z(power)) * se

@@ -40,7 +40,7 @@ class Suite:
                  scorers: list[ScorerSpec] | None = None, source: str = "",
                  models: dict[str, dict[str, Any]] | None = None, prompt_dirs: list[str] | None = None,
                  executor: str | None = None, *, read: Callable[[], Iterable[tuple[Case, str]]] | None = None,
-                 origins: list[str] | None = None) -> None:
+                 origins: list[str] | None = None, cluster: str | None = None) -> None:
         if (cases is None) == (read is None):
             raise TypeError("Suite needs exactly one of cases= (a list) or read= (a reader)")
         self.name = name
@@ -53,6 +53,8 @@ class Suite:
         self.prompt_dirs = list(prompt_dirs or [])
         #: where the suite's non-async scorers run unless the run says otherwise (``--executor``)
         self.executor = executor
+        #: ``metadata.FIELD`` whose value groups the cases, for clustered statistics (``--cluster`` overrides)
+        self.cluster = cluster
         self._cases = list(cases) if cases is not None else None
         self._origins = origins
         self._read = read

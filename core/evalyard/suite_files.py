@@ -30,7 +30,7 @@ from .scoring import CASE_FIELDS, Case
 from .suite import CALIBRATED, ScorerSpec, Suite
 
 SUITE_KEYS = ("name", "description", "data", "format", "cases", "fields", "scorers", "thresholds", "models",
-              "prompts", "executor")
+              "prompts", "executor", "cluster")
 MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "batch", "batch_poll_s",
               "supports_schema", "supports_logprobs")
 
@@ -310,9 +310,18 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
     if executor is not None and (not isinstance(executor, str) or not executor.strip()):
         raise InputError("expected an executor name (thread, process, or one a plugin registers)", path=sp,
                          line=_line_of(doc), field="executor")
+    cluster = doc.get("cluster")
+    if cluster is not None:
+        from .clustering import parse_cluster
+
+        try:
+            parse_cluster(cluster if isinstance(cluster, str) else "")
+        except InputError:
+            raise InputError("expected metadata.FIELD (the case metadata that groups cases)", path=sp,
+                             line=_line_of(doc), field="cluster") from None
     suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp, models=models,
                   prompt_dirs=prompt_dirs, executor=executor.strip() if executor else None, read=read,
-                  origins=origins)
+                  origins=origins, cluster=cluster)
     return suite, suite.origins
 
 

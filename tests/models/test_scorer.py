@@ -169,7 +169,7 @@ def test_user_override_changes_the_prompt_sent(tmp_path, layer, rules, run):
 
 
 def test_logprobs_need_a_binary_answer(layer, rules, run):
-    with pytest.raises(ConfigError, match="logprobs works with binary answers only"):
+    with pytest.raises(ConfigError, match="logprobs works with binary answers and with choices whose every label has a value"):
         scorer_for("relevance", rules([{"content": "1"}]), layer, logprobs=True).check_ready()
 
 

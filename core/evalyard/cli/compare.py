@@ -26,11 +26,19 @@ from .options import current_app, db_option, echo_json, fmt, json_option, table
               help="Model for --judge (default: $EVALYARD_JUDGE_MODEL, or a plugin's default judge).")
 @click.option("--concurrency", "-j", default=4, show_default=True, type=click.IntRange(1, 1024),
               help="Model requests in flight for --judge.")
+@click.option("--cluster", metavar="metadata.FIELD", help="Cases sharing this metadata value (of NEW's cases) are one "
+              "cluster: cluster-robust interval, test and detectable difference beside the naive ones; "
+              "--fail-on-regression then follows the clustered interval.")
 @json_option
 @db_option
-def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge_model, concurrency, as_json, db_url):
-    """Compare run NEW against run BASE, case by case (runs by id, id prefix, run name or suite name: its newest run)."""
-    result = current_app().compare(base, new, db=db_url, top=top)
+def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge_model, concurrency, cluster, as_json,
+            db_url):
+    """Compare run NEW against run BASE, case by case (runs by id, id prefix, run name or suite name: its newest run).
+
+    Per scorer: the mean delta with its 95% paired bootstrap interval, a paired t test's p-value
+    (Holm-adjusted beside it when several scorers are compared) and the smallest difference the
+    comparison could detect at 80% power."""
+    result = current_app().compare(base, new, db=db_url, top=top, cluster=cluster)
     if judge:
         from ..pairwise import pairwise_run, pairwise_stats
 
@@ -49,21 +57,15 @@ def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge
     if junit_path:
         from ..junit import write_junit
 
-        write_junit(current_app().open_store(db_url), result["new"], junit_path, compare_with=result["base"])
+        write_junit(current_app().open_store(db_url), result["new"], junit_path, compare_with=result["base"],
+                    cluster=cluster)
     if as_json:
         echo_json(result)
     else:
         click.echo(f"base {result['base']}  ->  new {result['new']}")
-        rows = []
-        for name, s in result["scorers"].items():
-            ci = s["ci95"]
-            rows.append([
-                name, s["paired_cases"], fmt(s["base_mean"]), fmt(s["new_mean"]),
-                ("+" if (s["mean_delta"] or 0) >= 0 else "") + fmt(s["mean_delta"]),
-                f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "-",
-                f"{s['wins']}/{s['losses']}/{s['ties']}", "REGRESSED" if s["regressed"] else "",
-            ])
-        click.echo(table(["scorer", "pairs", "base", "new", "delta", "95% CI", "win/loss/tie", ""], rows))
+        click.echo(comparison_table(result))
+        for line in test_notes(result):
+            click.echo(line)
         for name, s in result["scorers"].items():
             if s["worst_cases"]:
                 click.echo(f"\n{name}: most regressed cases")
@@ -86,6 +88,58 @@ def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge
     if fail_on_regression and regressed:
         click.echo(f"FAILED: regression in {', '.join(regressed)}", err=True)
         sys.exit(1)
+
+
+def _interval(ci) -> str:
+    return f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "-"
+
+
+def _p(value) -> str:
+    return "-" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
+
+
+def comparison_table(result: dict) -> str:
+    """One row per scorer: means, delta, interval(s), p-value(s), wins/losses/ties, verdict. With
+    --cluster the clustered interval and p stand beside the naive ones."""
+    clustered = bool(result.get("cluster"))
+    several = result.get("tests", 0) > 1
+    head = ["scorer", "pairs", "base", "new", "delta", "95% CI" + (" naive" if clustered else "")]
+    head += ["95% CI clustered", "clusters"] if clustered else []
+    head += (["p naive", "p clustered"] if clustered else ["p"]) + (["p Holm"] if several else []) + ["win/loss/tie", ""]
+    rows = []
+    for name, s in result["scorers"].items():
+        row = [name, s["paired_cases"], fmt(s["base_mean"]), fmt(s["new_mean"]),
+               ("+" if (s["mean_delta"] or 0) >= 0 else "") + fmt(s["mean_delta"]), _interval(s["ci95"])]
+        if clustered:
+            c = s.get("clustered") or {}
+            row += [_interval(c.get("ci95")), c.get("clusters", "-")]
+        if clustered:
+            row.append(_p((s.get("naive_test") or {}).get("p")))
+        row.append(_p((s.get("test") or {}).get("p")))
+        if several:
+            row.append(_p(s.get("p_holm")))
+        rows.append(row + [f"{s['wins']}/{s['losses']}/{s['ties']}", "REGRESSED" if s["regressed"] else ""])
+    return table(head, rows)
+
+
+def test_notes(result: dict) -> list[str]:
+    """How the p-values were made, a note when several scorers were tested, and each scorer's
+    minimum detectable difference."""
+    lines = []
+    kind = "clustered paired t test (G - 1 df)" if result.get("cluster") else "paired t test (n - 1 df)"
+    lines.append(f"p: two-sided {kind} of the mean delta against 0")
+    if result.get("tests", 0) > 1:
+        lines.append(f"{result['tests']} scorers were compared: at alpha 0.05 one of them may look different by "
+                     f"chance; read 'p Holm' (Holm's adjustment for {result['tests']} tests), not p")
+    for name, s in result["scorers"].items():
+        d = s.get("detectable")
+        if d:
+            size = f"n={d['n']}" + (f" in {d['clusters']} clusters" if d.get("clusters") else "")
+            naive = s.get("naive_detectable")
+            beside = f" ({naive['difference']:.3f} if the cases were independent)" if naive else ""
+            lines.append(f"{name}: with {size} and this variance, differences below {d['difference']:.3f}{beside} "
+                         "are not detectable at 80% power (two-sided alpha 0.05)")
+    return lines
 
 
 def register(cli: click.Group) -> None:

@@ -89,10 +89,12 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
 @click.option("--otel", is_flag=True, help="After the run, send it to an OpenTelemetry endpoint (OTLP/HTTP: "
               "EVALYARD_OTEL_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318): a span "
               "with each scorer's mean and 95% CI, one gen_ai.evaluation.result event per result.")
+@click.option("--cluster", metavar="metadata.FIELD", help="Cases sharing this metadata value are one cluster (e.g. "
+              "questions on one passage): also print and keep each scorer's cluster-robust interval beside the naive one.")
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,
         generator, max_errors, name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, batch, no_cache,
-        max_cost, run_to_cap, plan_only, verbose, calibrated, otel, db_url):
+        max_cost, run_to_cap, plan_only, verbose, calibrated, otel, cluster, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -107,6 +109,10 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         _log_model_calls()
     _log_batch_progress()
     checks = _parse_fail_under(fail_under)
+    if cluster:
+        from ..clustering import parse_cluster
+
+        parse_cluster(cluster)  # a malformed option fails before the run, not after it
     generator_name, generator_config = _parse_generator(generator)
     if gen_prompt and not gen_model:
         raise CLIError("--prompt renders the prompt for --model MODEL: give the model too")
@@ -189,18 +195,28 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
 
         write_junit(app.open_store(db_url), result.run_id, junit_path)
     agreement = judge_agreements(app.open_store(db_url), result.run_id)
+    clustered = None
+    cluster = cluster or (plan.suite.cluster if plan is not None else None)  # a suite's `cluster:`
+    if cluster:
+        from ..clustering import cluster_run
+
+        clustered = cluster_run(app.open_store(db_url), result.run_id, cluster)
     if as_json:
         data = result.to_dict()
         for scorer_name, view in agreement.items():
             data["scorers"][scorer_name]["agreement"] = view
         data["failed_checks"] = failed_checks
         data["error_share"] = share
+        for scorer_name, view in (clustered or {}).items():
+            data["scorers"][scorer_name]["clustered"] = view
         echo_json(data)
     else:
         click.echo(f"run {result.run_id}  suite {result.suite}  {result.cases} cases  {result.status} "
                    f"in {result.duration_s:.2f}s")
         click.echo(stats_table(result.scorers))
         for line in aggregate_lines(result.scorers):
+            click.echo(line)
+        for line in clustered_lines(clustered or {}):
             click.echo(line)
         for line in agreement_lines(agreement):
             click.echo(line)
@@ -382,6 +398,21 @@ def aggregate_lines(scorers: dict, width: int = 100) -> list[str]:
                                    break_long_words=False, break_on_hyphens=False)
         if summary.get("aggregate_error"):
             lines.append(f"{name} aggregate error: {summary['aggregate_error']}")
+    return lines
+
+
+def clustered_lines(clustered: dict[str, Any]) -> list[str]:
+    """One line per scorer: the clustered interval beside the naive one."""
+    from .options import fmt
+
+    lines = []
+    for name, c in (clustered or {}).items():
+        low, high = c["ci95"]
+        naive = c.get("naive_ci95")
+        beside = f" (naive [{fmt(naive[0])}, {fmt(naive[1])}])" if naive else ""
+        effect = f", design effect {c['design_effect']:.2f}" if c.get("design_effect") is not None else ""
+        lines.append(f"{name}: clustered by {c['field']} ({c['clusters']} clusters): mean {fmt(c['mean'])}, "
+                     f"95% CI [{fmt(low)}, {fmt(high)}]{beside}, SE {fmt(c['se'])}{effect}")
     return lines
 
 

@@ -92,9 +92,10 @@ def show(run_ref, as_json, db_url):
     click.echo(stats_table(scorer_stats))
     if live:
         click.echo(f"live statistics of a {run.status} run ({', '.join(live)}): the results stored so far")
-    from .run import aggregate_lines
+    from .run import aggregate_lines, clustered_lines
 
-    for line in aggregate_lines(scorer_stats) + agreement_lines(agreement):
+    clustered = {name: s["clustered"] for name, s in scorer_stats.items() if s.get("clustered")}  # run --cluster
+    for line in aggregate_lines(scorer_stats) + clustered_lines(clustered) + agreement_lines(agreement):
         click.echo(line)
 
 

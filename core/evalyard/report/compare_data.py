@@ -40,16 +40,27 @@ def stored_pairwise(store, base, new) -> dict[str, Any] | None:
 
 def large_compare(store, base, new_run) -> dict[str, Any]:
     """``compare_runs``' shape from SQL aggregates (``store.reading.paired_summary``): for runs
-    too large to pair case by case in memory; its interval is a normal approximation."""
+    too large to pair case by case in memory; its interval is a normal approximation. A run
+    kept with ``run --cluster`` is compared by the same clusters (one GROUP BY per scorer)."""
+    from ..clustering import kept_field, parse_cluster
+    from ..comparison import add_clustered, add_holm, add_test
     from ..store.reading import paired_summary
 
+    field = kept_field(new_run)
     base_names = {s["name"] for s in base.scorers or []}
     new_names = [s["name"] for s in new_run.scorers or []]
-    scorers = {spec["name"]: paired_summary(store, base.id, new_run.id, spec["name"], top=TOP_REGRESSED,
-                                            higher_is_better=spec.get("higher_is_better", True))
-               for spec in new_run.scorers or [] if spec["name"] in base_names}
-    return {"scorers": scorers, "only_in_base": sorted(base_names - set(new_names)),
-            "only_in_new": sorted(set(new_names) - base_names)}
+    scorers = {}
+    for spec in new_run.scorers or []:
+        if spec["name"] in base_names:
+            entry = add_test(paired_summary(store, base.id, new_run.id, spec["name"], top=TOP_REGRESSED,
+                                            higher_is_better=spec.get("higher_is_better", True)))
+            if field:
+                add_clustered(entry, store, base.id, new_run, spec["name"], field, parse_cluster(field))
+            scorers[spec["name"]] = entry
+    out = {"scorers": scorers, "cluster": field, "only_in_base": sorted(base_names - set(new_names)),
+           "only_in_new": sorted(set(new_names) - base_names)}
+    add_holm(out)
+    return out
 
 
 def regressed_case_ids(result: dict[str, Any]) -> list[str]:
@@ -60,13 +71,15 @@ def gather_compare(store, base_ref: str, new_run, new_table: dict[str, Any],
                    result: dict[str, Any] | None = None) -> dict[str, Any]:
     """Deltas of ``new_run`` against the run ``base_ref`` names (``result`` when already
     computed), and the base's values for the cases of the new run's table, aligned with it
-    (for the case view): looked up for those cases only, so a large run costs a bounded page."""
+    (for the case view): looked up for those cases only, so a large run costs a bounded page.
+    A new run kept with ``run --cluster`` is compared with the same clusters."""
+    from ..clustering import kept_field
     from ..comparison import compare_runs
     from ..store.reading import cases_by_id, values_of_cases
 
     base = store.get_run(base_ref)
     if result is None:
-        result = compare_runs(store, base.id, new_run.id, top=TOP_REGRESSED)
+        result = compare_runs(store, base.id, new_run.id, top=TOP_REGRESSED, cluster=kept_field(new_run))
     ids = new_table["cases"]["id"]
     index = {case_id: i for i, case_id in enumerate(ids)}
     wanted = list(dict.fromkeys([*ids, *regressed_case_ids(result)]))

@@ -249,16 +249,18 @@ def paired_summary(store, base_id: str, new_id: str, scorer: str, *, higher_is_b
         worst_rows = connection.execute(worst).all()
     n = n or 0
     mean = delta_sum / n if n else None
-    ci = None
+    ci = se = None
     if n > 1:
         sd = math.sqrt(max(0.0, (squares - n * mean * mean) / (n - 1)))
-        half = 1.959964 * sd / math.sqrt(n)
+        se = sd / math.sqrt(n)
+        half = 1.959964 * se
         ci = [mean - half, mean + half]
     return {
         "paired_cases": n,
         "base_mean": base_sum / n if n else None,
         "new_mean": new_sum / n if n else None,
         "mean_delta": mean,
+        "se": se,
         "ci95": ci,
         "wins": wins or 0,
         "losses": losses or 0,
