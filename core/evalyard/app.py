@@ -211,6 +211,32 @@ def merge_scorer_choice(suite_specs: list[ScorerSpec], chosen: list[ScorerSpec])
     return out
 
 
+@dataclass(frozen=True)
+class RuntimeRecipe:
+    """What a worker's runtime is rebuilt from: the application's settings and the run's settings
+    (judge model, prompt directories, model settings, cost limit). The rebuilt runtime has no
+    database: the run's process is its only writer, so a worker's model calls are cached in memory."""
+
+    settings: Any  # evalyard.Settings
+    run_settings: dict[str, Any]
+    concurrency: int = 4
+    spent: float = 0.0
+
+    def build(self):
+        """The runtime, made once per worker process for each run's recipe."""
+        import pickle
+
+        key = pickle.dumps(self)
+        runtime = _runtimes.get(key)
+        if runtime is None:
+            runtime = _runtimes[key] = Application(self.settings).runtime(self.run_settings, self.concurrency,
+                                                                          self.spent)
+        return runtime
+
+
+_runtimes: dict[bytes, Any] = {}
+
+
 class Application:
     """One application: settings, plugins and the registry built from them, once.
 
@@ -446,13 +472,16 @@ class Application:
         import functools
 
         default_judge = functools.partial(self.host.pm.hook.default_judge_model, app=self)
-        return Runtime(judge_model=run_settings.get("judge_model"), default_judge=default_judge,
-                       prompt_dirs=run_settings.get("prompt_dirs") or (),
-                       plugin_templates=plugin_templates(self.registry), model_settings=run_settings.get("models"),
-                       use_cache=run_settings.get("use_cache", True),
-                       max_cost=None if max_cost is None else max(0.0, max_cost - spent),
-                       concurrency=batch_concurrency(run_settings, concurrency), batch=bool(run_settings.get("batch")),
-                       app=self)
+        runtime = Runtime(judge_model=run_settings.get("judge_model"), default_judge=default_judge,
+                          prompt_dirs=run_settings.get("prompt_dirs") or (),
+                          plugin_templates=plugin_templates(self.registry), model_settings=run_settings.get("models"),
+                          use_cache=run_settings.get("use_cache", True),
+                          max_cost=None if max_cost is None else max(0.0, max_cost - spent),
+                          concurrency=batch_concurrency(run_settings, concurrency), batch=bool(run_settings.get("batch")),
+                          app=self)
+        # what a worker (process, Ray actor) rebuilds this runtime from for its scorers' setup()
+        runtime.recipe = RuntimeRecipe(self.settings, run_settings, concurrency, spent)
+        return runtime
 
     def evaluate(self, suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
                  executor: str | None = None, generator: str | None = None,

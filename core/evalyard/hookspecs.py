@@ -80,7 +80,8 @@ def register_scorer_kinds(register, app):
 @hookspec
 def register_executors(register, app):
     """Register executors: ``register(name, factory)``; ``factory(concurrency)`` returns an
-    ``evalyard.executors.Executor`` (where scorer batches run: threads, processes, a cluster)."""
+    ``evalyard.executors.Executor`` (where scorer batches run: threads, processes, a cluster).
+    One that runs batches elsewhere sends ``evalyard.ScorerRef`` and returns its ``Outcome``."""
 
 
 @hookspec

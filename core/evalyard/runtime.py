@@ -40,6 +40,8 @@ class Runtime:
         self._checked_models: set[str] = set()
         #: whether a scorer or generator asked for the run's judge model (so it is checked)
         self.judge_asked = False
+        #: what a worker rebuilds this runtime from (``evalyard.scorer_ref.RuntimeRecipe``); set by the application
+        self.recipe = None
 
     # The run's database and id are known only once the run is created, after scorers were set
     # up; a layer already made (a scorer asked the provider's capabilities in setup) moves onto them.

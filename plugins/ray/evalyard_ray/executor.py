@@ -17,12 +17,10 @@ Settings (the driver's application, ``RaySettings``; variables as declared in ``
 
 from __future__ import annotations
 
-import json
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from typing import Any
 
-from evalyard import InputError, Scorer
-from evalyard import class_reference
+from evalyard import InputError, Scorer, ScorerRef
 
 from .cluster import capacity, check_nodes, connect
 from .pool import ActorPool, Progress
@@ -59,6 +57,7 @@ class RayExecutor:
     def __init__(self, concurrency: int, settings: RaySettings | None = None) -> None:
         self.concurrency = concurrency
         self.settings = settings or RaySettings()
+        self.recipe = None
         self.connection = None
         self.timeout = DEFAULT_TIMEOUT
         self.actors_per_pool: int | None = None
@@ -67,11 +66,16 @@ class RayExecutor:
         self._actor_class: Any = None
         self._progress = Progress()
 
+    def bind(self, budget: Any, runtime: Any) -> None:
+        """The run's runtime: each actor's scorer is set up with one rebuilt from its recipe."""
+        self.recipe = getattr(runtime, "recipe", None)
+
     # -- before the run ------------------------------------------------------------
     def check(self, scorer: Scorer) -> None:
         self.timeout = self.settings.worker_timeout
         self.actors_per_pool = self.settings.actors
-        reference = class_reference(type(scorer), "ray")
+        ref = ScorerRef.of(scorer, executor="ray")
+        reference = (ref.module, ref.qualname, ref.path)
         actor_resources(scorer)
         if self.connection is None:
             self.connection = connect(self.settings)
@@ -85,24 +89,19 @@ class RayExecutor:
                 raise
             self._checked[reference] = expected
 
-    @staticmethod
-    def _key(scorer: Scorer) -> tuple:
-        return class_reference(type(scorer), "ray"), json.dumps(scorer.config_dict(), sort_keys=True, default=str)
-
     # -- the run ---------------------------------------------------------------------
     async def score_batch(self, scorer: Scorer, cases: list) -> list:
-        key = self._key(scorer)
-        pool = self._pools.get(key)
+        ref = ScorerRef.of(scorer, self.recipe, "ray")
+        pool = self._pools.get(ref.key)
         if pool is None:
-            pool = self._pools[key] = self._new_pool(scorer, key)
+            pool = self._pools[ref.key] = self._new_pool(scorer, ref)
         return await pool.score(cases)
 
-    def _new_pool(self, scorer: Scorer, key: tuple) -> ActorPool:
+    def _new_pool(self, scorer: Scorer, ref: ScorerRef) -> ActorPool:
         import ray
 
         if self._actor_class is None:
             self._actor_class = ray.remote(ScorerWorker)
-        reference = key[0]
         resources = actor_resources(scorer)
         options: dict[str, Any] = {
             "num_cpus": resources["cpu"], "num_gpus": resources.get("gpu", 0),
@@ -110,14 +109,13 @@ class RayExecutor:
         }
         if resources.get("memory_mb"):
             options["memory"] = int(resources["memory_mb"] * 1024 * 1024)
-        config = scorer.config_dict()
-        expected = self._checked[reference]
+        expected = self._checked[(ref.module, ref.qualname, ref.path)]
         actor = self._actor_class.options(**options)
         # Every pool may fill the cluster: the runner hands all scorers' batches over at once, Ray
         # places actors in the order asked, and a pool with no batch left releases its actors, so
         # the scorers take the nodes in turn, each with all of them.
         size = self.actors_per_pool or max(1, capacity(resources))
-        return ActorPool(scorer.name, lambda: actor.remote(reference, config, expected), size,
+        return ActorPool(f"scorer {scorer.name!r}", lambda: actor.remote(ref, expected), size,
                          timeout=self.timeout, progress=self._progress, resources=resources)
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ thread's end), never for fixed delays.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -56,6 +57,18 @@ def test_values_equal_an_inline_run_with_actors_on_both_nodes(tmp_path, ray_clus
     assert got[("c4", "node_echo")][1] == "ValueError: scripted failure on c4"
     echo = [row for row in results(db, on_ray.run_id) if row[1] == "node_echo"]
     assert nodes_of(echo) == {node.node_id for node in ray_cluster.nodes}  # a warm actor on each node
+
+
+def test_each_actor_sets_its_scorer_up_with_the_runs_runtime(tmp_path, ray_cluster, ray_app, isolated_home):
+    """An actor's copy gets ``setup`` with a runtime rebuilt on its node from the run's settings."""
+    import evalyard
+
+    run = evalyard.evaluate(cases_file(tmp_path / "cases.jsonl", 20), ["judged_echo"], app=ray_app, executor="ray",
+                            judge_model="test-judge")
+    assert run.status == "completed" and run.scorers["judged_echo"]["errors"] == 0, run.error
+    rows = results(isolated_home / "evalyard.db", run.run_id)
+    assert len(rows) == 20 and {json.loads(row[4])["judge"] for row in rows} == {"test-judge"}
+    assert nodes_of(rows) <= {node.node_id for node in ray_cluster.nodes} and nodes_of(rows)  # scored on actors
 
 
 def test_a_node_removed_mid_run_completes_every_case_exactly_once(tmp_path, ray_cluster, ray_app, isolated_home):
