@@ -47,17 +47,19 @@ def judge_prompts(n: int) -> list[list[dict]]:
 
 def measure(model: str, n: int) -> dict:
     import evalyard_local.plugin  # noqa: F401  (registers the local/ provider)
-    from evalyard.models import ModelLayer, ModelSettings
-    from evalyard_local.plugin import PROVIDER
+    from evalyard.models import ModelSettings
+    from evalyard_local.plugin import ENGINE
     from evalyard_local.provider import build_request
 
     params = {"temperature": 0.0, "max_tokens": MAX_TOKENS, "cache_prompt": False}
-    layer = ModelLayer(settings={model: ModelSettings(concurrency=1, supports_logprobs=True)})
+    from evalyard import Application
+
+    layer = Application().model_layer(settings={model: ModelSettings(concurrency=1, supports_logprobs=True)})
     prompts = judge_prompts(n + 1)
     started = time.perf_counter()
     layer.complete_sync(model, prompts[-1], params=params, logprobs=TOP_LOGPROBS, no_cache=True)  # loads it
     load_s = time.perf_counter() - started
-    loaded = PROVIDER.engine.loaded()[model.removeprefix("local/")]
+    loaded = ENGINE.loaded()[model.removeprefix("local/")]
     direct, through, inside, prompt_tps, gen_tps, prompt_tokens = [], [], [], [], [], []
 
     def call_direct(messages: list[dict]) -> None:

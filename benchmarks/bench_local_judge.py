@@ -92,18 +92,19 @@ def judge(kind: str, layout: str):
 
 
 def loaded_model():
-    from evalyard_local.plugin import PROVIDER
+    from evalyard_local.plugin import ENGINE
 
-    return PROVIDER.engine.loaded()[MODEL.removeprefix("local/")]
+    return ENGINE.loaded()[MODEL.removeprefix("local/")]
 
 
 def warm_up() -> float:
     """Load the model (and llama.cpp's first-call set-up) with a prompt that shares nothing with the cases."""
     import evalyard_local.plugin  # noqa: F401  (registers the local/ provider)
-    from evalyard.models import ModelLayer
 
     started = time.perf_counter()
-    layer = ModelLayer()
+    from evalyard import Application
+
+    layer = Application().model_layer()
     layer.complete_sync(MODEL, [{"role": "user", "content": "Say hi."}], params={"max_tokens": 1}, no_cache=True)
     layer.close()
     return time.perf_counter() - started

@@ -90,7 +90,7 @@ async def main(args: argparse.Namespace) -> None:
     from sqlalchemy import create_engine, event
     from sqlmodel import SQLModel
 
-    from evalyard.models import ModelLayer, ModelSettings, SQLCache
+    from evalyard.models import ModelSettings, SQLCache
     from evalyard.store.models import ModelCallRow
 
     import statistics
@@ -104,7 +104,9 @@ async def main(args: argparse.Namespace) -> None:
             engine = create_engine(f"sqlite:///{Path(tmp) / 'bench.db'}")
             event.listen(engine, "connect", sqlite_pragmas)  # as the store opens its database
             SQLModel.metadata.create_all(engine, tables=[ModelCallRow.__table__])
-            layer = ModelLayer(cache=SQLCache(engine), concurrency=args.concurrency,
+            from evalyard import Application
+
+            layer = Application().model_layer(cache=SQLCache(engine), concurrency=args.concurrency,
                                settings={MODEL: ModelSettings(api_base=api_base)})
             await evalyard_scorer(layer, 32, start=2 * 10**6)
             for round_no in range(args.rounds):

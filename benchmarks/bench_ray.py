@@ -140,13 +140,13 @@ def bertscore_actor(cluster: Cluster, batches: int) -> dict:
     code = f"""
 import json, os, time, ray
 from evalyard import Case
-from evalyard.executors import class_reference
+from evalyard import ScorerRef
 from evalyard_embedding.bertscore import BertScore
 from evalyard_ray.worker import ScorerWorker
 from evalyard_ray.executor import driver_versions
 ray.init(address={cluster.address!r}, log_to_driver=False, logging_level="WARNING")
-ref = class_reference(BertScore, "ray")
-actor = ray.remote(ScorerWorker).options(num_cpus=1).remote(ref, BertScore().config_dict(), driver_versions(ref[0]))
+ref = ScorerRef.of(BertScore(), executor="ray")
+actor = ray.remote(ScorerWorker).options(num_cpus=1).remote(ref, driver_versions(ref.module))
 t0 = time.perf_counter(); where = ray.get(actor.where.remote()); built = time.perf_counter() - t0
 cases = [Case(id=str(i), candidate=f"the answer number {{i}} says the sky is blue and clear today",
               reference=f"reference {{i % 13}}: the sky is blue on a clear day") for i in range(64 * {batches})]

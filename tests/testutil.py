@@ -69,3 +69,11 @@ def assert_no_import_cycle(graph: dict[str, set[str]]) -> None:
     for name in sorted(graph):
         if name not in state:
             visit(name)
+
+
+def probe(code: str) -> str:
+    """What ``code`` prints in a fresh interpreter (what importing a module does on its own)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

@@ -211,12 +211,46 @@ def merge_scorer_choice(suite_specs: list[ScorerSpec], chosen: list[ScorerSpec])
     return out
 
 
+@dataclass(frozen=True)
+class RuntimeRecipe:
+    """What a worker's runtime is rebuilt from: the application's settings and the run's settings
+    (judge model, prompt directories, model settings, cost limit). The rebuilt runtime has no
+    database: the run's process is its only writer, so a worker's model calls are cached in memory."""
+
+    settings: Any  # evalyard.Settings
+    run_settings: dict[str, Any]
+    concurrency: int = 4
+    spent: float = 0.0
+
+    def build(self):
+        """The runtime, made once per worker process for each run's recipe."""
+        import pickle
+
+        key = pickle.dumps(self)
+        runtime = _runtimes.get(key)
+        if runtime is None:
+            runtime = _runtimes[key] = Application(self.settings).runtime(self.run_settings, self.concurrency,
+                                                                          self.spent)
+        return runtime
+
+
+_runtimes: dict[bytes, Any] = {}
+
+
 class Application:
+    """One application: settings, plugins and the registry built from them, once.
+
+    Everything a plugin reaches goes through it (hooks receive it as ``app``): its settings,
+    plugins' typed settings (``setting``), its model providers. ``settings`` default to the
+    process environment read once (``Settings.from_env()``)."""
+
     def __init__(self, settings: Settings | None = None, *, plugins: Sequence[tuple[str, object]] = ()) -> None:
-        self.settings = settings or Settings.from_env()
+        self.settings = settings if settings is not None else Settings.from_env()
         self._initial_plugins = list(plugins)
         self._host: PluginHost | None = None
         self._registry: Registry | None = None
+        self._plugin_settings = None
+        self._added_providers: dict[str, Any] = {}
         self._commands = None
         self._python_scorers: list[type] | None = None
 
@@ -224,7 +258,7 @@ class Application:
     @property
     def host(self) -> PluginHost:
         if self._host is None:
-            self._host = PluginHost(self.settings, self._initial_plugins)
+            self._host = PluginHost(self.settings, self._initial_plugins, app=self)
         return self._host
 
     @property
@@ -232,17 +266,52 @@ class Application:
         """Everything plugins registered, plus the scorers that prompt templates declare
         (built-in, plugins' and the user's own prompt directories)."""
         if self._registry is None:
-            base = build(self.host)
+            base = build(self.host, self.plugin_settings, self._added_providers)
+            base._commands = self._commands  # collected already for the CLI: not twice
             self._registry = with_prompt_scorers(base, self.prompt_library(base))
         return self._registry
 
+    def _changed(self) -> None:
+        """Plugins or prompt directories changed: the registry is built again when next used."""
+        self._registry = None
+        self._plugin_settings = None
+
+    @property
+    def plugin_settings(self):
+        """Plugins' typed settings (``register_settings``), read once from ``settings``."""
+        if self._plugin_settings is None:
+            from .registry import read_settings
+
+            self._plugin_settings = read_settings(self.host)
+        return self._plugin_settings
+
+    def setting(self, key: str) -> Any:
+        """One plugin setting by ``namespace.name``: ``app.setting("embedding.cache_mb")``."""
+        return self.plugin_settings.get(key)
+
     @property
     def model_providers(self) -> dict[str, Any]:
-        """Model providers by model-string prefix (``scripted``, ``local``...), from the plugins'
-        ``register_model_providers`` hooks: a run's model layer routes to these only."""
-        from .models.providers import collect
+        """Model providers by model-string prefix (``scripted``, ``local``...): the plugins'
+        (``register_model_providers``, ``wrap_model_provider``) and ``add_model_provider``'s.
+        This application's model layers route to these only."""
+        return self.registry.providers
 
-        return collect(self.host)
+    def model_layer(self, **options: Any):
+        """A model layer of this application (its providers, its environment for ``api_key_env``)
+        outside a run: scripts, notebooks, tests. ``options`` go to ``ModelLayer``."""
+        from .models import ModelLayer
+
+        return ModelLayer(providers=self.model_providers, env=self.settings.env, **options)
+
+    def add_model_provider(self, name: str, handler: Any) -> None:
+        """Send ``name/...`` model strings of this application to ``handler`` (a litellm custom
+        handler); it wins over a plugin's provider of the same name. A plugin registers its
+        providers with the ``register_model_providers`` hook instead."""
+        from .models.providers import check_provider
+
+        check_provider(name, handler, "add_model_provider")
+        self._added_providers[name] = handler
+        self._changed()
 
     def prompt_library(self, registry: Registry | None = None, first_dirs: Iterable[str] = ()):
         """The user's prompt directories (``first_dirs``, then the settings'), plugins' templates, the built-ins."""
@@ -259,12 +328,12 @@ class Application:
         dirs = tuple(str(d) for d in dirs)
         if dirs:
             self.settings = dataclasses.replace(self.settings, prompt_dirs=dirs + self.settings.prompt_dirs)
-            self._registry = None
+            self._changed()
 
     def register_plugin(self, plugin: object, name: str, namespace: str | None = None) -> None:
         """Add an in-process plugin (tests, notebooks); undo with ``unregister_plugin``."""
         self.host.register(plugin, name, namespace)
-        self._registry = None
+        self._changed()
 
     def register_scorer(self, cls: type) -> str:
         """Make a scorer class usable in this application (namespace ``python``); returns its
@@ -284,7 +353,7 @@ class Application:
             self._python_scorers = classes
         if cls not in self._python_scorers:
             self._python_scorers.append(cls)
-            self._registry = None
+            self._changed()
         return f"python/{cls.name}"
 
     def _selectable_name(self, cls: type) -> str:
@@ -303,32 +372,18 @@ class Application:
 
     def unregister_plugin(self, name: str) -> None:
         self.host.unregister(name)
-        self._registry = None
+        self._changed()
 
     def plugin_commands(self):
-        """A click group holding the commands plugins (the core's built-in one included) add
-        through ``register_commands``. A command name belongs to one plugin."""
+        """A click group holding the commands plugins add through ``register_commands``: the
+        registry's when it is built already, else collected alone (``evalyard --help`` must not
+        build every table)."""
+        if self._registry is not None:
+            return self._registry.commands()
         if self._commands is None:
-            import click
+            from .registry import collect_commands
 
-            from .errors import PluginError
-
-            per_plugin: list[tuple[str, click.Group]] = []
-
-            def group_for(plugin: str) -> click.Group:
-                per_plugin.append((plugin, click.Group()))
-                return per_plugin[-1][1]
-
-            self.host.call_per_plugin("register_commands", cli=group_for)
-            group, added_by = click.Group(), {}
-            for plugin, commands in per_plugin:
-                for name, command in commands.commands.items():
-                    if name in added_by:
-                        raise PluginError(f"plugin {plugin!r} adds the command {name!r}, which plugin "
-                                          f"{added_by[name]!r} added already")
-                    added_by[name] = plugin
-                    group.add_command(command, name)
-            self._commands = group
+            self._commands = collect_commands(self.host)
         return self._commands
 
     def plugin_versions(self) -> dict[str, str | None]:
@@ -414,13 +469,19 @@ class Application:
         from .runtime import Runtime
 
         max_cost = run_settings.get("max_cost")
-        return Runtime(judge_model=run_settings.get("judge_model"), default_judge=self.host.pm.hook.default_judge_model,
-                       prompt_dirs=run_settings.get("prompt_dirs") or (),
-                       plugin_templates=plugin_templates(self.registry), model_settings=run_settings.get("models"),
-                       use_cache=run_settings.get("use_cache", True),
-                       max_cost=None if max_cost is None else max(0.0, max_cost - spent),
-                       concurrency=batch_concurrency(run_settings, concurrency), batch=bool(run_settings.get("batch")),
-                       plugins=self.host)
+        import functools
+
+        default_judge = functools.partial(self.host.pm.hook.default_judge_model, app=self)
+        runtime = Runtime(judge_model=run_settings.get("judge_model"), default_judge=default_judge,
+                          prompt_dirs=run_settings.get("prompt_dirs") or (),
+                          plugin_templates=plugin_templates(self.registry), model_settings=run_settings.get("models"),
+                          use_cache=run_settings.get("use_cache", True),
+                          max_cost=None if max_cost is None else max(0.0, max_cost - spent),
+                          concurrency=batch_concurrency(run_settings, concurrency), batch=bool(run_settings.get("batch")),
+                          app=self)
+        # what a worker (process, Ray actor) rebuilds this runtime from for its scorers' setup()
+        runtime.recipe = RuntimeRecipe(self.settings, run_settings, concurrency, spent)
+        return runtime
 
     def evaluate(self, suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
                  executor: str | None = None, generator: str | None = None,

@@ -7,6 +7,10 @@ executor is anything with this shape, registered by a plugin through
 returning it; a distributed executor (e.g. one submitting batches to a Ray cluster, with
 results written by the runner as they come back) needs nothing else from the core.
 
+An executor only places and transports. What a batch does on a worker (build the scorer from
+its reference, set it up with the worker's runtime, score, map exceptions, close) is
+``evalyard.scorer_ref``'s, and how many batches are pending is the runner's ``Budget``.
+
 The core's own, registered by ``evalyard.builtins.executors``:
 
 - ``thread``: a thread pool of ``concurrency`` threads (cheap CPU work, libraries that
@@ -25,8 +29,12 @@ import os
 import sys
 from typing import Any, Protocol
 
-from .errors import BatchStopped, InputError, StopRun
+from .errors import StopRun
+from .scorer_ref import Outcome, ScorerRef, class_reference, close_warm, outcome, warm
 from .scoring import Case, Score, Scorer
+
+__all__ = ["ALIASES", "AsyncExecutor", "Budget", "Executor", "ProcessExecutor", "ThreadExecutor", "canonical_name",
+           "class_reference"]
 
 
 #: Old executor names that still work, and the name each stands for.
@@ -39,14 +47,42 @@ def canonical_name(name: str) -> str:
 
 
 class Executor(Protocol):
-    """Runs scorer batches. ``check`` runs before the run starts and refuses (raising
-    ``evalyard.InputError``) a scorer this executor cannot run; ``close`` runs once at the end."""
+    """Places and transports scorer batches; what a batch does is ``evalyard.scorer_ref``'s.
+
+    ``check`` runs before the run starts and refuses (raising ``evalyard.InputError``) a scorer
+    this executor cannot run; ``close`` runs once at the end. Optional: ``bind(budget, runtime)``,
+    called once right after the executor is made, hands it the run's ``Budget`` (the one
+    concurrency budget, owned by the runner) and the run's ``Runtime`` (``runtime.recipe`` is
+    what a worker rebuilds its runtime from: ``ScorerRef.of(scorer, runtime.recipe)``)."""
 
     def check(self, scorer: Scorer) -> None: ...
 
     async def score_batch(self, scorer: Scorer, cases: list[Case]) -> list[Score]: ...
 
     def close(self) -> None: ...
+
+
+class Budget:
+    """The run's one concurrency budget, owned by the runner: ``concurrency`` workers (threads,
+    processes, actors) or requests at once, and ``in_flight`` batches pending, which the runner's
+    ``_bounded`` stage alone enforces. ``requests`` is the shared limit on requests in flight:
+    generations and async scorers' cases, all of the run's together."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = max(1, concurrency)
+        self._requests: asyncio.Semaphore | None = None
+
+    @property
+    def in_flight(self) -> int:
+        """Batches (or generations) pending at once: enough to keep every worker and request
+        slot busy while finished ones are written, few enough that memory stays flat."""
+        return max(4, 2 * self.concurrency)
+
+    @property
+    def requests(self) -> asyncio.Semaphore:
+        if self._requests is None:  # made on the running loop, at first use
+            self._requests = asyncio.Semaphore(self.concurrency)
+        return self._requests
 
 
 class ThreadExecutor:
@@ -59,28 +95,30 @@ class ThreadExecutor:
         pass
 
     async def score_batch(self, scorer: Scorer, cases: list[Case]) -> list[Score]:
-        return await asyncio.get_running_loop().run_in_executor(self.pool, scorer.score_batch, cases)
+        done = await asyncio.get_running_loop().run_in_executor(self.pool, outcome, scorer, cases)
+        return done.result()
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 class AsyncExecutor:
-    """Counts concurrency in requests: one case's ``ascore`` is one request, under one limit
-    shared by every batch of every async scorer of the run. A scorer that only implements
-    ``ascore_batch`` makes its own requests; the model layer's limits bound those."""
+    """Counts concurrency in requests: one case's ``ascore`` is one request, under the run's
+    ``Budget.requests``, shared by every batch of every async scorer (and the generations). A
+    scorer that only implements ``ascore_batch`` makes its own requests; the model layer's
+    limits bound those."""
 
     def __init__(self, concurrency: int) -> None:
-        self.concurrency = concurrency
-        self._requests: asyncio.Semaphore | None = None
+        self.budget = Budget(concurrency)  # its own, until a run binds it to the run's
+
+    def bind(self, budget: Budget, runtime: Any) -> None:
+        self.budget = budget
 
     def check(self, scorer: Scorer) -> None:
         pass
 
     async def score_batch(self, scorer: Scorer, cases: list[Case]) -> list[Score]:
-        if self._requests is None:  # made on the running loop
-            self._requests = asyncio.Semaphore(self.concurrency)
-        requests = self._requests
+        requests = self.budget.requests
         cls = type(scorer)
         if cls.ascore is Scorer.ascore and cls.ascore_batch is not Scorer.ascore_batch:
             return await scorer.ascore_batch(cases)
@@ -91,29 +129,38 @@ class AsyncExecutor:
             async with requests:
                 if stops:  # the run is stopping: start nothing new
                     return None
-                try:
-                    if cls.ascore is Scorer.ascore:  # a sync scorer asked to run here
-                        return (await asyncio.to_thread(scorer.score_batch, [case]))[0]
-                    return await scorer.ascore(case)
-                except StopRun as stop:
-                    stops.append(stop)
+                if cls.ascore is Scorer.ascore:  # a sync scorer asked to run here
+                    done = await asyncio.to_thread(outcome, scorer, [case])
+                else:
+                    done = await aoutcome(scorer, case)
+                if done.stop is not None:
+                    stops.append(done.stop)
                     return None
-                except Exception as exc:
-                    return Score.failure(exc)
+                return done.scores[0]  # type: ignore[index]
 
         scores = list(await asyncio.gather(*(one(c) for c in cases)))
-        if stops:  # keep what finished: the runner records it, then stops the run
-            raise BatchStopped(stops[0], scores)
-        return scores
+        return Outcome(scores, stops[0] if stops else None).result()
 
     def close(self) -> None:
         pass
 
 
+async def aoutcome(scorer: Scorer, case: Case) -> Outcome:
+    """``outcome`` for one case of an async scorer: its ``ascore``, mapped the same way."""
+    try:
+        return Outcome([await scorer.ascore(case)])
+    except StopRun as stop:
+        return Outcome(None, stop)
+    except Exception as exc:
+        return Outcome([Score.failure(exc)])
+
+
 class ProcessExecutor:
     """Spawned workers (not forked: the platform process may hold threads or large models).
-    A worker rebuilds each scorer once from its class reference and config values, so a
-    scorer must be importable by name in a fresh process, or come from a plugin file.
+    A worker builds each scorer once from its ``ScorerRef`` (class reference and config values),
+    calls its ``setup`` with the worker's runtime (rebuilt from the run's settings) and closes it
+    when the worker exits, so a scorer must be importable by name in a fresh process, or come
+    from a plugin file.
 
     Each worker gets CPUs // workers threads for torch, BLAS and OpenMP (at least one):
     left to their defaults, every worker would start a thread per CPU, and two workers on
@@ -121,7 +168,11 @@ class ProcessExecutor:
 
     def __init__(self, concurrency: int) -> None:
         self.concurrency = concurrency
+        self.recipe: Any = None  # the run's ``evalyard.app.RuntimeRecipe``
         self._pool = None
+
+    def bind(self, budget: Budget, runtime: Any) -> None:
+        self.recipe = getattr(runtime, "recipe", None)
 
     def check(self, scorer: Scorer) -> None:
         class_reference(type(scorer))
@@ -133,14 +184,14 @@ class ProcessExecutor:
 
             self._pool = ProcessPoolExecutor(max_workers=self.concurrency,
                                              mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=limit_threads,
+                                             initializer=start_worker,
                                              initargs=(threads_per_worker(self.concurrency),))
-        reference = class_reference(type(scorer))
-        return await asyncio.get_running_loop().run_in_executor(
-            self._pool, score_in_worker, reference, scorer.config_dict(), cases)
+        ref = ScorerRef.of(scorer, self.recipe)
+        done = await asyncio.get_running_loop().run_in_executor(self._pool, score_in_worker, ref, cases)
+        return done.result()
 
     def close(self) -> None:
-        if self._pool is not None:
+        if self._pool is not None:  # each worker closes its scorers as it exits (``start_worker``)
             self._pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -170,43 +221,15 @@ def limit_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
-def class_reference(cls: type, executor: str = "process") -> tuple[str, str, str | None]:
-    """(module, qualified name, plugin file or None): how a worker process finds a scorer class."""
-    from .plugins import file_module_name
+def start_worker(threads: int) -> None:
+    """A process worker's set-up: its share of the CPUs, and its scorers closed when it exits
+    (the pool's shutdown ends each worker normally, which runs ``atexit``)."""
+    import atexit
 
-    module = sys.modules.get(cls.__module__)
-    path = getattr(module, "__file__", None)
-    if "<locals>" in cls.__qualname__ or module is None:
-        raise InputError(f"scorer {cls.name!r} uses executor {executor!r}, but its class is defined inside a function "
-                         "and cannot be loaded in a worker process: define it at module level")
-    if path and cls.__module__ == file_module_name(path):
-        return cls.__module__, cls.__qualname__, path
-    if getattr(module, "__spec__", None) is None and cls.__module__ != "__main__":
-        raise InputError(f"scorer {cls.name!r} uses executor {executor!r}, but its module {cls.__module__!r} cannot "
-                         "be imported in a worker process: put it in an importable module or a plugin file")
-    return cls.__module__, cls.__qualname__, None
+    limit_threads(threads)
+    atexit.register(close_warm)
 
 
-_worker_scorers: dict[tuple, Scorer] = {}
-
-
-def score_in_worker(reference: tuple[str, str, str | None], config: dict[str, Any], cases: list[Case]) -> list[Score]:
-    """The worker side: build the scorer once per (class, config), then score the batch."""
-    import importlib
-    import json
-
-    key = (reference, json.dumps(config, sort_keys=True, default=str))
-    scorer = _worker_scorers.get(key)
-    if scorer is None:
-        module_name, qualname, path = reference
-        if path is not None and os.path.isfile(path):
-            from .plugins import import_file
-
-            module = import_file(path)
-        else:
-            module = importlib.import_module(module_name)
-        cls: Any = module
-        for part in qualname.split("."):
-            cls = getattr(cls, part)
-        scorer = _worker_scorers[key] = cls(cls.make_config(config))
-    return scorer.score_batch(cases)
+def score_in_worker(ref: ScorerRef, cases: list[Case]) -> Outcome:
+    """The worker side: the scorer built and set up once per (class, config), then the batch."""
+    return warm(ref).score(cases)

@@ -5,6 +5,10 @@ return value: the core calls each plugin's implementation with its own callback,
 so it can stamp which plugin registered what (``plugin/name``), refuse a name
 registered twice by the same plugin, and validate types. Each hook is documented
 in the README's hook table; a test keeps the two in step.
+
+Every hook also receives ``app``, the ``Application`` calling it (as datasette hands its hooks
+``datasette``): its settings (``app.settings``), plugins' typed settings (``app.setting(key)``).
+An implementation may leave out any argument it does not use.
 """
 
 import pluggy
@@ -14,7 +18,7 @@ hookimpl = pluggy.HookimplMarker("evalyard")
 
 
 @hookspec(historic=True)
-def register_hookspecs(register):
+def register_hookspecs(register, app):
     """Declare hooks of the plugin's own (as pytest's ``pytest_addhooks``): ``register(namespace)``
     for a module or class whose functions are marked ``@evalyard.hookspec``. Other plugins then
     implement them with ``@evalyard.hookimpl``, and they load, trace and block like the core's
@@ -23,7 +27,7 @@ def register_hookspecs(register):
 
 
 @hookspec
-def register_scorers(register):
+def register_scorers(register, app):
     """Register scorer classes: ``register(MyScorer)`` for each ``evalyard.Scorer`` subclass.
 
     A scorer that calls models may also say which calls it would make for a case without making
@@ -34,18 +38,18 @@ def register_scorers(register):
 
 
 @hookspec
-def register_generators(register):
+def register_generators(register, app):
     """Register generator classes: ``register(MyGenerator)`` for each ``evalyard.Generator`` subclass
     (``planned_requests(case)`` as for scorers: the calls generating would make, not made)."""
 
 
 @hookspec
-def register_prompt_templates(register):
+def register_prompt_templates(register, app):
     """Register prompt templates: ``register(name, text)`` or ``register(directory)``."""
 
 
 @hookspec
-def register_loaders(register):
+def register_loaders(register, app):
     """Register data formats: ``register(name, load_function, extensions=(".ext", ...))``.
 
     A file is read by the format named in the suite (``format:``) or on the CLI (``--format``),
@@ -66,7 +70,7 @@ def register_loaders(register):
 
 
 @hookspec
-def register_scorer_kinds(register):
+def register_scorer_kinds(register, app):
     """Register kinds of scorer a prompt template can declare: ``register(kind, factory)``, where
     ``factory(template)`` returns a Scorer class for a template whose header says
     ``scorer: {kind: KIND, name: ..., options: {...}}`` (a checklist scoring prompt, say). The
@@ -74,13 +78,14 @@ def register_scorer_kinds(register):
 
 
 @hookspec
-def register_executors(register):
+def register_executors(register, app):
     """Register executors: ``register(name, factory)``; ``factory(concurrency)`` returns an
-    ``evalyard.executors.Executor`` (where scorer batches run: threads, processes, a cluster)."""
+    ``evalyard.executors.Executor`` (where scorer batches run: threads, processes, a cluster).
+    One that runs batches elsewhere sends ``evalyard.ScorerRef`` and returns its ``Outcome``."""
 
 
 @hookspec
-def register_model_providers(register):
+def register_model_providers(register, app):
     """Register model providers: ``register(name, handler)`` sends the model strings ``NAME/...``
     to ``handler``, a litellm custom handler (``completion`` / ``acompletion``; subclassing
     ``litellm.CustomLLM`` is not needed, so registering imports nothing heavy). A handler may
@@ -93,8 +98,29 @@ def register_model_providers(register):
     this way."""
 
 
+@hookspec
+def wrap_model_provider(name, handler, app):
+    """Take over another plugin's model provider: return a handler to use instead of
+    ``handler`` for the model strings ``NAME/...``, or None to leave it. Called once per
+    registered provider and implementing plugin, in the order plugins load (built-ins, then
+    entry points, then extra plugins), each seeing the previous answer; a blocked plugin's
+    provider is never registered, so nothing wraps it (evalyard-ray serves ``local/`` from its
+    cluster this way when ``EVALYARD_RAY_LOCAL_MODELS`` is set)."""
+
+
+@hookspec
+def register_settings(register, app):
+    """Declare the plugin's typed settings: ``register(name, type, default, env=None, help="")``
+    with ``type`` one of ``str``, ``int``, ``float``, ``bool``, ``pathlib.Path``, ``list``
+    (``os.pathsep``-separated). The application reads them once: a value given in
+    ``Settings(plugin_settings={"NAMESPACE.NAME": value})``, else the environment variable
+    ``env``, else the default; a value that does not parse stops the command (exit 2) naming the
+    variable. The plugin reads ``app.setting("NAMESPACE.NAME")`` (or ``runtime.setting``);
+    ``evalyard plugins --settings`` lists them."""
+
+
 @hookspec(firstresult=True)
-def default_judge_model():
+def default_judge_model(app):
     """Return the model string judges use when none is configured (``--judge-model``,
     ``EVALYARD_JUDGE_MODEL``, a scorer's ``model``), or ``(model, note)`` with the sentence to
     say once about it, or None. The first plugin with an answer wins; e.g. the local-model
@@ -102,5 +128,5 @@ def default_judge_model():
 
 
 @hookspec
-def register_commands(cli):
+def register_commands(cli, app):
     """Add click commands or groups to the ``evalyard`` command-line group."""

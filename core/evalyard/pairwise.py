@@ -108,7 +108,7 @@ def _judgements(store: Any, run: Any, scorer: str) -> tuple[list[dict[str, Any]]
             continue
         case = cases[row.case_id]
         orders = [(v.get("order"), v.get("winner")) for v in (row.details or {}).get("verdicts", [])]
-        records.append({"case_id": row.case_id, "value": row.value, "orders": orders,
+        records.append({"case_id": row.case_id, "value": row.value, "label": row.label, "orders": orders,
                         "new_length": len(case.candidate or ""), "base_length": len(case.reference or "")})
     return records, errors
 
@@ -131,8 +131,9 @@ def pairwise_stats(store: Any, run_id: str) -> dict[str, Any]:
     out["win_rate"] = sum(values) / len(values)
     ci = bootstrap_ci(values)
     out["ci95"] = list(ci) if ci else None
-    out["wins"] = sum(1 for v in values if v > 0.5)
-    out["losses"] = sum(1 for v in values if v < 0.5)
+    # by the judge's label: a position-debiased judge (logprobs) calls a value near 0.5 a tie
+    out["wins"] = sum(1 for r in records if r["label"] == "candidate")
+    out["losses"] = sum(1 for r in records if r["label"] == "reference")
     out["ties"] = len(values) - out["wins"] - out["losses"]
     out["position_inconsistent"] = sum(1 for r in records if orders_disagree([w for _, w in r["orders"]])) / len(records)
     out["mean_length"] = {"base": sum(r["base_length"] for r in records) / len(records),

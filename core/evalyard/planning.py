@@ -469,8 +469,8 @@ class Planner:
         for request in requests:
             started = time.perf_counter()
             try:
-                response = run_sync(lambda r=request: self.layer.litellm.acompletion(
-                    model=r.model, messages=r.messages, **r.params, num_retries=0))
+                response = run_sync(lambda r=request: self.layer.acompletion(
+                    r.model, r.messages, **r.params, num_retries=0))
             except Exception:
                 return None
             seconds.append(time.perf_counter() - started)
@@ -491,7 +491,6 @@ class Planner:
                 requests = p.scorer.planned_requests(case) or []
                 out += [r for r in requests if r.model == model]
                 if len(out) >= n:
-                    self.layer._route(model)
                     return out[:n]
         return []
 

@@ -30,7 +30,6 @@ LAZY: dict[str, tuple[str, str]] = {
     # model calls: errors a plugin may let through or catch, and model providers
     "CostLimitReached": ("models.errors", "CostLimitReached"),
     "ModelCallError": ("models.errors", "ModelCallError"),
-    "add_custom_provider": ("models.providers", "add_custom_provider"),
     "load_litellm": ("models.providers", "load_litellm"),
     # runtime services
     "Runtime": ("runtime", "Runtime"),
@@ -39,7 +38,9 @@ LAZY: dict[str, tuple[str, str]] = {
     # executors a plugin adds (``register_executors``): the batch protocol and how workers find scorers
     "BatchStopped": ("errors", "BatchStopped"),
     "ExecutorUnavailable": ("errors", "ExecutorUnavailable"),
-    "class_reference": ("executors", "class_reference"),
+    "class_reference": ("scorer_ref", "class_reference"),
+    "ScorerRef": ("scorer_ref", "ScorerRef"),
+    "Outcome": ("scorer_ref", "Outcome"),
     "import_file": ("plugins", "import_file"),
     # calibration of a judge against human labels
     "source_value": ("calibration", "source_value"),

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError
+from .errors import InputError, PluginError
 from .settings import Settings
 
 ENTRY_POINT_GROUP = "evalyard"
@@ -52,8 +52,10 @@ class PluginInfo:
 class PluginHost:
     """The plugin manager of one application, with what is known about each plugin."""
 
-    def __init__(self, settings: Settings, plugins: Iterable[tuple[str, object]] = ()) -> None:
+    def __init__(self, settings: Settings, plugins: Iterable[tuple[str, object]] = (), app: Any = None) -> None:
         self.settings = settings
+        #: handed to every hook as ``app`` (an implementation may leave the argument out)
+        self.app = app
         self.pm = pluggy.PluginManager("evalyard")
         self.pm.add_hookspecs(hookspecs)
         self._info: dict[str, PluginInfo] = {}
@@ -77,7 +79,7 @@ class PluginHost:
         # Plugins declare their own hooks before anything is checked; the call is historic, so a
         # plugin registered later (``register``) declares its hooks as it is added.
         try:
-            self.pm.hook.register_hookspecs.call_historic(kwargs={"register": self._add_hookspecs})
+            self.pm.hook.register_hookspecs.call_historic(kwargs={"register": self._add_hookspecs, "app": app})
         except PluginError:
             raise
         except Exception as exc:
@@ -195,29 +197,34 @@ class PluginHost:
             out.append(info)
         return sorted(out, key=lambda i: (not i.builtin, i.name))
 
-    def call_per_plugin(self, hook_name: str, **kwargs_for: Any) -> None:
+    def call_per_plugin(self, hook_name: str, **kwargs_for: Any) -> list[tuple[str, Any]]:
         """Call ``hook_name`` once for each plugin implementing it, through pluggy.
 
         ``kwargs_for`` maps each argument name to a function of the plugin's name that
         returns that plugin's argument: each implementation gets its own ``register``
         callback, so whatever it registers is stamped with the plugin it came from. Every
         call goes through pluggy's hook caller (tracing, hook-call monitoring and the
-        plugin's own wrappers all apply).
+        plugin's own wrappers all apply). Returns (plugin, what its implementation returned)
+        in the order plugins were loaded (``list_name_plugin``).
         """
         caller = getattr(self.pm.hook, hook_name)
+        if "app" in (caller.spec.argnames if caller.spec else ()) and "app" not in kwargs_for:
+            kwargs_for = {**kwargs_for, "app": lambda plugin: self.app}
         implementers = {impl.plugin_name for impl in caller.get_hookimpls()}
         everyone = self.pm.list_name_plugin()
+        results: list[tuple[str, Any]] = []
         for name, plugin in everyone:
             if name not in implementers:
                 continue
             others = [p for n, p in everyone if n != name]
             one = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
             try:
-                one(**{arg: make(name) for arg, make in kwargs_for.items()})
-            except PluginError:
+                results.append((name, one(**{arg: make(name) for arg, make in kwargs_for.items()})))
+            except (PluginError, InputError):  # bad input (a setting's value) names itself
                 raise
             except Exception as exc:  # a broken plugin is named, never a traceback
                 raise PluginError(f"plugin {name!r} failed in {hook_name}: {type(exc).__name__}: {exc}") from exc
+        return results
 
 
 def _import_extra(spec: str) -> object:

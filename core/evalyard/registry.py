@@ -1,4 +1,6 @@
-"""What plugins registered: scorers, generators, prompt templates, loaders and executors.
+"""What plugins registered, built once per application: scorers, generators, prompt templates,
+loaders, executors, scorer kinds, model providers, typed settings, commands and the tables of
+hooks plugins declare themselves (``registered``).
 
 Every entry is namespaced by the plugin that registered it: ``lexicon/exact_match``. A
 bare name (``exact_match``) works wherever it is unique; two plugins may register the
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Generic, TypeVar
 
 from .errors import PluginError, UnknownNameError
+from .plugin_settings import PluginSettings
 from .plugins import CORE_NAMESPACE, PluginHost
 from .scoring import CASE_FIELDS, PLATFORM_KEYS, Generator, Scorer, config_field_names
 
@@ -107,6 +110,27 @@ class Registry:
     loaders: Table[DataFormat] = field(default_factory=lambda: Table("data format"))
     executors: Table[Callable] = field(default_factory=lambda: Table("executor"))
     scorer_kinds: Table[Callable] = field(default_factory=lambda: Table("scorer kind"))
+    #: model providers by model-string prefix (after ``wrap_model_provider``)
+    providers: dict[str, Any] = field(default_factory=dict)
+    settings: PluginSettings = field(default_factory=PluginSettings)
+    host: PluginHost | None = field(default=None, repr=False)
+    _registered: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    _commands: Any = field(default=None, repr=False)
+
+    def registered(self, hook_name: str, what: str = "entry") -> dict[str, Any]:
+        """What plugins register through a hook of the ``register(name, obj)`` shape that a plugin
+        declared (``register_hookspecs``), by name; collected on first use, like every table here."""
+        if hook_name not in self._registered:
+            self._registered[hook_name] = self.host.collect(hook_name, what)
+        return self._registered[hook_name]
+
+    def commands(self):
+        """A click group holding the commands plugins (the core's built-in one included) add
+        through ``register_commands``; built on first use (click is imported only then). A
+        command name belongs to one plugin."""
+        if self._commands is None:
+            self._commands = collect_commands(self.host)
+        return self._commands
 
     def scorer(self, name: str) -> type[Scorer]:
         return self.scorers.get(name)
@@ -159,9 +183,65 @@ def check_scorer(cls: Any, plugin: str) -> str:
     return cls.name
 
 
-def build(host: PluginHost) -> Registry:
-    """Call every registration hook through pluggy, one call per implementing plugin."""
-    reg = Registry()
+def read_settings(host: PluginHost) -> PluginSettings:
+    """Plugins' declared settings (``register_settings``), read once from the host's settings."""
+    found = PluginSettings()
+
+    def settings_register(plugin: str):
+        def register(name: Any, type: Any, default: Any = None, *, env: str | None = None, help: str = "") -> None:
+            found.declare(plugin, host.namespace(plugin), name, type, default, env=env, help=help)
+        return register
+
+    host.call_per_plugin("register_settings", register=settings_register)
+    found.read(host.settings.plugin_settings, host.settings.env)
+    return found
+
+
+def collect_providers(host: PluginHost, added: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Model providers by prefix: the plugins' (``register_model_providers``), those added from
+    Python (``Application.add_model_provider``) on top, then each offered to the plugins that
+    wrap providers (``wrap_model_provider``) in the order plugins load."""
+    from .models.providers import check_provider
+
+    providers = host.collect("register_model_providers", "model provider",
+                             check=lambda name, handler, plugin: check_provider(name, handler, f"plugin {plugin!r}"))
+    providers.update(added or {})
+    for name in list(providers):
+        for plugin, answers in host.call_per_plugin(
+                "wrap_model_provider", name=lambda plugin, n=name: n, handler=lambda plugin, n=name: providers[n]):
+            for replacement in answers:  # pluggy leaves out an implementation's None
+                check_provider(name, replacement, f"plugin {plugin!r}")
+                providers[name] = replacement
+    return providers
+
+
+def collect_commands(host: PluginHost):
+    import click
+
+    per_plugin: list[tuple[str, click.Group]] = []
+
+    def group_for(plugin: str) -> click.Group:
+        per_plugin.append((plugin, click.Group()))
+        return per_plugin[-1][1]
+
+    host.call_per_plugin("register_commands", cli=group_for)
+    group, added_by = click.Group(), {}
+    for plugin, commands in per_plugin:
+        for name, command in commands.commands.items():
+            if name in added_by:
+                raise PluginError(f"plugin {plugin!r} adds the command {name!r}, which plugin "
+                                  f"{added_by[name]!r} added already")
+            added_by[name] = plugin
+            group.add_command(command, name)
+    return group
+
+
+def build(host: PluginHost, settings: PluginSettings | None = None,
+          added_providers: dict[str, Any] | None = None) -> Registry:
+    """Call every registration hook through pluggy, one call per implementing plugin. Plugins'
+    settings come first (``settings``, when the application read them already): the other hooks
+    may read them."""
+    reg = Registry(host=host, settings=settings if settings is not None else read_settings(host))
 
     def scorer_register(plugin: str):
         def register(cls: Any) -> None:
@@ -234,4 +314,5 @@ def build(host: PluginHost) -> Registry:
 
     host.call_per_plugin("register_executors", register=executor_register)
     host.call_per_plugin("register_scorer_kinds", register=scorer_kind_register)
+    reg.providers = collect_providers(host, added_providers)
     return reg

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Coroutine, Iterator, TypeVar
 
 from .errors import BatchStopped, ConfigError, EvalyardError, InputError, StopRun, UnknownNameError
-from .executors import canonical_name
+from .executors import Budget, canonical_name
 from .registry import Entry, Registry
 from .scoring import Case, Generation, Generator, Score, Scorer
 from .suite import ScorerSpec, Suite
@@ -285,8 +285,9 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 
 class Runner:
-    """Runs the stages of one run against a store. ``concurrency`` counts model requests for
-    async scorers and generators, and batches in flight for the others.
+    """Runs the stages of one run against a store. ``concurrency`` is the run's one budget
+    (``evalyard.executors.Budget``, owned here and lent to the executors): requests at once for
+    async scorers and generators, workers for the others.
 
     Every stage streams: cases come from the database a window at a time (``WINDOW``), at most
     ``in_flight`` batches (or generations) are pending at once, and each finished batch is
@@ -299,23 +300,29 @@ class Runner:
         self.runtime = runtime
         self.previous_usage = previous_usage
         self.registry = registry
-        self.concurrency = max(1, concurrency)
+        self.budget = Budget(concurrency)
         self.max_errors = max_errors
         self.on_progress = on_progress or (lambda n: None)
         self.errors = 0
         self._executors: dict[str, Any] = {}
 
     @property
+    def concurrency(self) -> int:
+        return self.budget.concurrency
+
+    @property
     def in_flight(self) -> int:
-        """Batches (or generations) pending at once: enough to keep every worker and request
-        slot busy while finished ones are written, few enough that memory stays flat."""
-        return max(4, 2 * self.concurrency)
+        return self.budget.in_flight
 
     # -- set-up ----------------------------------------------------------
     def executor(self, name: str):
         name = canonical_name(name)  # a run stored before the rename says inline
         if name not in self._executors:
-            self._executors[name] = self.registry.executors.get(name)(self.concurrency)
+            made = self.registry.executors.get(name)(self.concurrency)
+            bind = getattr(made, "bind", None)
+            if bind is not None:  # the run's budget and runtime, for executors that use them
+                bind(self.budget, self.runtime)
+            self._executors[name] = made
         return self._executors[name]
 
     def check_executors(self, prepared: list[PreparedScorer]) -> None:
@@ -435,10 +442,8 @@ class Runner:
                 task.cancel()
 
     async def _generate(self, run_id: str, suite_id: int, generator: PreparedGenerator) -> None:
-        requests = asyncio.Semaphore(self.concurrency)
-
         async def one(case: Case) -> dict[str, Any]:
-            async with requests:
+            async with self.budget.requests:
                 try:
                     made = await generator.generator.agenerate(case)
                 except StopRun:

@@ -20,7 +20,7 @@ class Runtime:
     def __init__(self, *, judge_model: str | None = None, default_judge: Any = None, prompt_dirs: Iterable[str | Path] = (),
                  plugin_templates: Iterable[tuple] = (), model_settings: dict[str, Any] | None = None,
                  use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4,
-                 batch: bool = False, plugins: Any = None) -> None:
+                 batch: bool = False, app: Any = None) -> None:
         self._judge_model = judge_model
         self._default_judge = default_judge
         self._judge_resolved = judge_model is not None
@@ -31,8 +31,8 @@ class Runtime:
         self.max_cost = max_cost
         self.concurrency = concurrency
         self.batch = batch
-        self._plugins = plugins
-        self._registered: dict[str, dict[str, Any]] = {}
+        #: the application this run belongs to (its registry: providers, settings, hook tables)
+        self.app = app
         self._store = None
         self._run_id: str | None = None
         self._prompts = None
@@ -40,6 +40,8 @@ class Runtime:
         self._checked_models: set[str] = set()
         #: whether a scorer or generator asked for the run's judge model (so it is checked)
         self.judge_asked = False
+        #: what a worker rebuilds this runtime from (``evalyard.scorer_ref.RuntimeRecipe``); set by the application
+        self.recipe = None
 
     # The run's database and id are known only once the run is created, after scorers were set
     # up; a layer already made (a scorer asked the provider's capabilities in setup) moves onto them.
@@ -90,29 +92,24 @@ class Runtime:
         """The judge model this run uses so far, without asking plugins for a default."""
         return self._judge_model
 
-    @property
-    def plugins(self):
-        """The application's plugin host; for a runtime made outside an application, the plugins a
-        default application loads (settings from the environment)."""
-        if self._plugins is None:
-            from .plugins import PluginHost
-            from .settings import Settings
-
-            self._plugins = PluginHost(Settings.from_env())
-        return self._plugins
-
     def registered(self, hook_name: str, what: str = "entry") -> dict[str, Any]:
         """What the application's plugins register through a hook of the ``register(name, obj)``
         shape, by name: how a plugin reads the hooks it declared (``register_hookspecs``)."""
-        if hook_name not in self._registered:
-            self._registered[hook_name] = self.plugins.collect(hook_name, what)
-        return self._registered[hook_name]
+        return self._application().registry.registered(hook_name, what)
+
+    def setting(self, key: str) -> Any:
+        """A plugin's typed setting (``register_settings``) as the application read it:
+        ``runtime.setting("embedding.cache_mb")``."""
+        return self._application().setting(key)
 
     def model_providers(self) -> dict[str, Any]:
-        """Model providers by model-string prefix (``register_model_providers``)."""
-        from .models.providers import collect
+        """Model providers by model-string prefix: the application's (none without one)."""
+        return dict(self.app.model_providers) if self.app is not None else {}
 
-        return collect(self.plugins)
+    def _application(self):
+        if self.app is None:
+            raise RuntimeError("this runtime belongs to no application: make it with Application.runtime()")
+        return self.app
 
     def check_model(self, model: str) -> None:
         """Refuse, before the run is stored, a model that its provider says it cannot serve: a
@@ -170,7 +167,8 @@ class Runtime:
                         for model, value in self.model_settings.items()}
             self._models = ModelLayer(cache=cache, use_cache=self.use_cache, concurrency=self.concurrency,
                                       settings=settings, usage=UsageMeter(max_cost=self.max_cost),
-                                      judge_model=self._judge_model, providers=self.model_providers())
+                                      judge_model=self._judge_model, providers=self.model_providers(),
+                                      env=self.app.settings.env if self.app is not None else {})
             if self.batch or any(s.batch for s in settings.values()):
                 from .models.batch import BatchQueue
 

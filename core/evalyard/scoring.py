@@ -317,12 +317,19 @@ class Generator:
         """Release resources when a run ends."""
 
 
+class Fingerprinted:
+    """What a scorer keeps that adds to its fingerprint (a judge: its model and template). Defined
+    here, subclassed by ``prompting.judge.Judge``, so scoring never imports the prompting layer."""
+
+    def fingerprint(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
 def judges_fingerprint(owner: Any) -> dict[str, Any]:
     """The fingerprints of the judges ``owner`` keeps as attributes: one judge's keys as they are
     (the shape prompt scorers always stored), several by attribute name."""
-    from .prompting.judge import Judge
-
-    judges = {name: value.fingerprint() for name, value in sorted(vars(owner).items()) if isinstance(value, Judge)}
+    judges = {name: value.fingerprint() for name, value in sorted(vars(owner).items())
+              if isinstance(value, Fingerprinted)}
     if len(judges) == 1:
         return next(iter(judges.values()))
     return {"judges": judges} if judges else {}

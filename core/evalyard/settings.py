@@ -1,15 +1,16 @@
 """Settings of one application: where the data lives and which plugins load.
 
 Read once from the environment (``Settings.from_env``) by the CLI, or built directly by
-Python callers and tests. Nothing here is global: every ``Application`` has its own.
+Python callers and tests. Nothing here is global: every ``Application`` has its own. This is
+the one module that reads ``os.environ``: everything else reads the snapshot in ``Settings.env``.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 
 def _names(raw: str | None) -> frozenset[str] | None:
@@ -40,6 +41,12 @@ class Settings:
     - ``otel_endpoint``: the OTLP/HTTP base URL ``run --otel`` sends a run to
       (``EVALYARD_OTEL_ENDPOINT``, else OpenTelemetry's own ``OTEL_EXPORTER_OTLP_ENDPOINT``;
       default ``http://localhost:4318``).
+    - ``env``: the environment the application was started with (``from_env`` takes a copy;
+      empty for settings built in Python). Plugins' typed settings (``register_settings``) and
+      values named at run time (the API-key variable a suite's ``models:`` names) are read from
+      it, never from the process environment.
+    - ``plugin_settings``: values of plugins' settings by ``namespace.name``
+      (``{"embedding.cache_mb": 64}``); they win over ``env``.
     """
 
     home: Path | None = None
@@ -53,6 +60,9 @@ class Settings:
     prompt_dirs: tuple[str, ...] = ()
     models_dir: Path | None = None
     otel_endpoint: str | None = None
+    # Not in repr (an API key must not reach a log line) and not compared.
+    env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    plugin_settings: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
@@ -68,17 +78,10 @@ class Settings:
             prompt_dirs=tuple(d for d in (env.get("EVALYARD_PROMPTS") or "").split(os.pathsep) if d),
             models_dir=Path(env["EVALYARD_MODELS_DIR"]).expanduser() if env.get("EVALYARD_MODELS_DIR") else None,
             otel_endpoint=env.get("EVALYARD_OTEL_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
+            env=dict(env),
         )
         values.update(overrides)
         return cls(**values)
-
-    @staticmethod
-    def variable(name: str) -> str | None:
-        """One variable of the process environment, read here and nowhere else: values named at
-        run time (the API-key variable a suite's ``models:`` names), third-party switches evalyard
-        honours (``NLTK_DATA``, ``HF_HUB_OFFLINE``) and plugins' own knobs
-        (``EVALYARD_EMBEDDING_CACHE_MB``). None when unset."""
-        return os.environ.get(name)
 
     def data_dir(self) -> Path:
         if self.home is not None:

@@ -110,12 +110,43 @@ def test_a_provider_is_checked_when_registered(app, name, handler, message):
         app.model_providers
 
 
-def test_add_custom_provider_still_reaches_every_application(app):
-    from evalyard import add_custom_provider
-
-    add_custom_provider("shout-added", Shout())
+def test_add_model_provider_reaches_its_own_application_only(app):
+    app.add_model_provider("shout-added", Shout())
     assert complete(app, "shout-added/x") == "HELLO THERE"
-    assert complete(evalyard.Application(), "shout-added/x") == "HELLO THERE"
+    with pytest.raises(ModelCallError, match="no loaded plugin provides shout-added/"):
+        complete(evalyard.Application(Settings()), "shout-added/x")
+    with pytest.raises(PluginError, match="neither completion"):
+        app.add_model_provider("quiet", object())
+
+
+class Whisper(Shout):
+    async def acompletion(self, model, messages, *args, **kwargs):
+        response = await super().acompletion(model, messages, *args, **kwargs)
+        response.choices[0].message.content = response.choices[0].message.content.lower()
+        return response
+
+
+class WrapShout:
+    """Takes over ``shout/`` (as evalyard-ray takes over ``local/``), seeing the handler it replaces."""
+
+    seen: list = []
+
+    @hookimpl
+    def wrap_model_provider(self, name, handler, app):
+        if name != "shout":
+            return None
+        self.seen.append(type(handler).__name__)
+        return Whisper()
+
+
+def test_a_plugin_takes_over_another_plugins_provider_through_the_hook_only_when_it_is_loaded(app):
+    app.register_plugin(ShoutPlugin(), name="shout_plugin")
+    app.register_plugin(WrapShout(), name="wrap_shout")
+    assert complete(app, "shout/any") == "hello there" and WrapShout.seen == ["Shout"]
+    # the provider's plugin blocked: nothing to take over, and the wrapping plugin does nothing
+    blocked = evalyard.Application(Settings(block_plugins=frozenset({"shout_plugin"})),
+                                   plugins=[("shout_plugin", ShoutPlugin()), ("wrap_shout", WrapShout())])
+    assert "shout" not in blocked.model_providers
 
 
 def stored_runs(db):

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
 import evalyard
+from testutil import probe
 
 ROOT = Path(__file__).resolve().parents[2]
 def plugin_sources():
@@ -49,11 +48,10 @@ def test_the_check_sees_private_imports():
 
 
 def test_every_public_name_resolves_and_importing_evalyard_stays_light():
-    probe = ("import sys, evalyard\nheavy = [m for m in ('litellm', 'jinja2', 'click', 'sqlalchemy') if m in sys.modules]\n"
-             "missing = [n for n in evalyard.__all__ if getattr(evalyard, n, None) is None]\n"
-             "print(heavy, missing)")
-    output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert output.strip() == "[] []"
+    output = probe("import sys, evalyard\nheavy = [m for m in ('litellm', 'jinja2', 'click', 'sqlalchemy') if m in sys.modules]\n"
+                   "missing = [n for n in evalyard.__all__ if getattr(evalyard, n, None) is None]\n"
+                   "print(heavy, missing)")
+    assert output == "[] []"
 
 
 def test_every_plugin_declares_the_evalyard_versions_it_works_with():

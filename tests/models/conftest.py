@@ -6,6 +6,8 @@ OpenAI server on 127.0.0.1, real Jinja2.
 
 from __future__ import annotations
 
+from evalyard import Application
+
 import asyncio
 import os
 
@@ -24,9 +26,8 @@ def fast_retry():
 
 @pytest.fixture
 def layer(fast_retry):
-    from evalyard.models import ModelLayer
 
-    layer = ModelLayer(retry=fast_retry, seed=1)
+    layer = Application().model_layer(retry=fast_retry, seed=1)
     yield layer
     layer.close()
 

@@ -49,8 +49,9 @@ def online_price(usage):
 
 
 @pytest.fixture
-def judged(app, monkeypatch):
-    monkeypatch.setenv("FAKE_KEY", "sk-fake")
+def judged(isolated_home, monkeypatch):
+    monkeypatch.setenv("FAKE_KEY", "sk-fake")  # the key a suite's api_key_env names: read by the application
+    app = evalyard.Application()
     evalyard.register_prompt_scorer("judge", template="correctness", app=app)
     return app
 

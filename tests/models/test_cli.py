@@ -7,6 +7,7 @@ import json
 import click
 from click.testing import CliRunner
 
+from evalyard import Application
 from evalyard.testing import score_cases
 from evalyard.cli import cache as cache_cli
 from evalyard.cli import prompts as prompts_cli
@@ -74,13 +75,13 @@ def test_cache_stats_and_clear(tmp_path, rules, run, fast_retry):
     from sqlalchemy import create_engine
     from sqlmodel import SQLModel
 
-    from evalyard.models import ModelLayer, SQLCache
+    from evalyard.models import SQLCache
     from evalyard.store.models import ModelCallRow
 
     engine = create_engine(f"sqlite:///{tmp_path / 'c.db'}")
     SQLModel.metadata.create_all(engine, tables=[ModelCallRow.__table__])
     model = rules([{"content": "ok"}])
-    layer = ModelLayer(cache=SQLCache(engine), retry=fast_retry)
+    layer = Application().model_layer(cache=SQLCache(engine), retry=fast_retry)
     run(layer.complete(model, [{"role": "user", "content": "q"}]))
     group = cache_cli.build_group(engine_factory=lambda url: engine)
     stats = CliRunner().invoke(group, ["stats"])

@@ -58,11 +58,11 @@ def test_loading_litellm_stays_offline(tmp_path):
         import sys
         connects = []
         sys.addaudithook(lambda event, args: connects.append(args[1]) if event == "socket.connect" else None)
-        from evalyard.models import ModelLayer
+        from evalyard import Application
         from evalyard.models.providers import load_litellm
         litellm = load_litellm()
         before = "scripted" in litellm.provider_list
-        layer = ModelLayer()
+        layer = Application().model_layer()
         text = layer.complete_sync("scripted/{rules}", [{{"role": "user", "content": "hi"}}]).text
         layer.close()
         print(len(connects), litellm.suppress_debug_info, before, "scripted" in litellm.provider_list, text)

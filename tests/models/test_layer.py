@@ -8,6 +8,7 @@ import time
 import pytest
 from model_helpers import gather_all, user
 
+from evalyard import Application
 from evalyard.models import (AdaptiveLimit, CostLimitReached, MemoryCache, ModelCallError, ModelLayer, SQLCache,
                              UsageMeter, cache_key, cache_stats, clear_cache, key_inputs, parse_age)
 
@@ -79,7 +80,7 @@ def test_gives_up_after_max_attempts_with_a_clear_error(layer, rules, run):
 
 
 def test_timeout_per_call_is_retried_then_reported(fast_retry, rules, run):
-    layer = ModelLayer(retry=fast_retry, timeout=0.05)
+    layer = Application().model_layer(retry=fast_retry, timeout=0.05)
     model = rules([{"content": "slow", "delay_ms": 2000}])
     with pytest.raises(ModelCallError, match="timeout") as info:
         run(layer.complete(model, user("q")))
@@ -88,7 +89,7 @@ def test_timeout_per_call_is_retried_then_reported(fast_retry, rules, run):
 
 
 def test_global_request_cap_counts_requests(fast_retry, rules, run):
-    layer = ModelLayer(retry=fast_retry, concurrency=2)
+    layer = Application().model_layer(retry=fast_retry, concurrency=2)
     model = rules([{"content": "ok", "delay_ms": 100}])
     started = time.perf_counter()
     run(gather_all(*(layer.complete(model, user(f"q{n}")) for n in range(6))))
@@ -113,7 +114,7 @@ def test_rpm_limit_spaces_requests(fast_retry, rules, run):
     from evalyard.models import ModelSettings
 
     model = rules([{"content": "ok"}])
-    layer = ModelLayer(retry=fast_retry, settings={model: ModelSettings(rpm=600)})  # one per 0.1 s
+    layer = Application().model_layer(retry=fast_retry, settings={model: ModelSettings(rpm=600)})  # one per 0.1 s
     started = time.perf_counter()
     run(gather_all(*(layer.complete(model, user(f"q{n}")) for n in range(4))))
     assert time.perf_counter() - started >= 0.3
@@ -122,7 +123,7 @@ def test_rpm_limit_spaces_requests(fast_retry, rules, run):
 
 def test_max_cost_stops_before_the_next_call(fast_retry, rules, run):
     model = rules([{"content": "ok", "usage": {"cost": 0.5}}])
-    layer = ModelLayer(retry=fast_retry, usage=UsageMeter(max_cost=1.0))
+    layer = Application().model_layer(retry=fast_retry, usage=UsageMeter(max_cost=1.0))
     run(layer.complete(model, user("a")))
     run(layer.complete(model, user("b")))
     with pytest.raises(CostLimitReached):
@@ -183,10 +184,10 @@ def test_sql_cache_keeps_calls_across_layers(rules, run, tmp_path, fast_retry):
     engine = create_engine(f"sqlite:///{tmp_path / 'cache.db'}")
     SQLModel.metadata.create_all(engine, tables=[ModelCallRow.__table__])
     model = rules([{"content": "stored", "usage": {"cost": 0.01}}])
-    first = ModelLayer(cache=SQLCache(engine), retry=fast_retry)
+    first = Application().model_layer(cache=SQLCache(engine), retry=fast_retry)
     run(first.complete(model, user("q")))
     run(first.complete(model, user("other")))
-    second = ModelLayer(cache=SQLCache(engine), retry=fast_retry)
+    second = Application().model_layer(cache=SQLCache(engine), retry=fast_retry)
     hit = run(second.complete(model, user("q")))
     assert hit.cached and hit.text == "stored" and hit.usage.cost == 0.01
     assert hit.key_inputs["messages"] == user("q")
@@ -211,17 +212,21 @@ def test_memory_cache_is_the_default():
 def test_a_custom_provider_may_say_what_its_models_support(fast_retry):
     """A provider of ours (the local-model plugin's) tells the layer about its models; a suite's
     settings still win."""
-    from evalyard.models import ModelLayer, ModelSettings, add_custom_provider
+    from evalyard.models import ModelSettings
 
     class Described:
         def capabilities(self, model):
             return {"supports_schema": True, "supports_logprobs": True, "concurrency": 1}
 
-    add_custom_provider("described", Described())
-    layer = ModelLayer(retry=fast_retry, concurrency=16)
+        def completion(self, *args, **kwargs):
+            raise NotImplementedError
+
+    app = Application()
+    app.add_model_provider("described", Described())
+    layer = app.model_layer(retry=fast_retry, concurrency=16)
     assert layer.supports_schema("described/x") and layer.supports_logprobs("described/x")
     assert layer.limit_for("described/x").slots.size == 1 and layer.limit_for("other/y").slots.size == 16
-    overridden = ModelLayer(retry=fast_retry, settings={"described/x": ModelSettings(supports_schema=False,
+    overridden = app.model_layer(retry=fast_retry, settings={"described/x": ModelSettings(supports_schema=False,
                                                                                     concurrency=3)})
     assert not overridden.supports_schema("described/x") and overridden.limit_for("described/x").slots.size == 3
     layer.close()

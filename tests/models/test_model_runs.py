@@ -157,7 +157,7 @@ def test_against_a_faulty_server_every_case_ends_scored_or_recorded(app, tmp_pat
     suite = write(tmp_path / "suite.yaml", (
         f"name: faulty\ndata: {many.name}\nscorers:\n  - name: judge\n"
         f"models:\n  openai/fake-judge:\n    api_base: {server.base_url}\n    api_key_env: FAKE_KEY\n"))
-    os.environ.setdefault("FAKE_KEY", "sk-fake")
+    app = evalyard.Application(evalyard.Settings.from_env({**os.environ, "FAKE_KEY": "sk-fake"}))
     evalyard.register_prompt_scorer("judge", template="correctness", app=app)
     run = evalyard.evaluate(str(suite), app=app, judge_model="openai/fake-judge", concurrency=8)
     stats = run.summary["judge"]

@@ -90,10 +90,12 @@ def test_generated_candidates_from_the_cache_make_the_judges_keys_exact(app, tmp
         (3, 3, "exact"), (3, 3, "exact")]
 
 
-def test_unpriced_model_costs_unknown_and_a_priced_one_is_refused_over_the_cap(app, tmp_path, fake_server, judge,
-                                                                                 isolated_home):
+def test_unpriced_model_costs_unknown_and_a_priced_one_is_refused_over_the_cap(tmp_path, fake_server, isolated_home,
+                                                                                 monkeypatch):
     server = fake_server(latency_ms=1)
-    os.environ.setdefault("FAKE_KEY", "sk-fake")
+    monkeypatch.setenv("FAKE_KEY", "sk-fake")  # the key the suite names: its application reads it as it starts
+    app = evalyard.Application()
+    evalyard.register_prompt_scorer("judge", template="correctness", app=app)
     write(tmp_path / "cases.jsonl", cases(5))
     suite = write(tmp_path / "suite.yaml", (
         f"name: priced\ndata: cases.jsonl\nscorers: [judge]\nmodels:\n"

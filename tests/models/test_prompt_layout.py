@@ -95,6 +95,7 @@ def test_cached_prompt_tokens_are_recorded_and_priced_at_the_cached_rate(app, tm
 
     server = fake_server(prompt_cache_min=1)
     monkeypatch.setenv("FAKE_KEY", "sk-fake")
+    app = evalyard.Application()  # the application reads the key's variable when it starts
     write(tmp_path / "cases.jsonl", "".join(json.dumps(
         {"id": f"q{i}", "input": f"question {i}", "candidate": f"answer {i}", "reference": f"answer {i}"}) + "\n"
         for i in range(4)))

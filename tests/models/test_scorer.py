@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from evalyard import Application
 from evalyard.testing import score_cases
 from evalyard import Case, ConfigError
-from evalyard.models import ModelLayer
 from evalyard.prompting import PromptLibrary, PromptScorer, register_prompt_scorer, scorer_from_template
 
 CASE = Case(id="c1", input="What is the capital of France?", candidate="Paris", reference="Paris")
@@ -114,7 +114,7 @@ def test_judge_model_from_the_layer_never_from_the_environment(rules, fast_retry
     application's to read (a runtime hands it over in a run)."""
     model = rules([{"content": "ANSWER: yes"}])
     scorer = register_prompt_scorer("judge", template="correctness")()
-    scorer.models = ModelLayer(retry=fast_retry, judge_model=model)
+    scorer.models = Application().model_layer(retry=fast_retry, judge_model=model)
     assert scorer.judge_model() == model
     monkeypatch.setenv("EVALYARD_JUDGE_MODEL", "env/model")
     scorer.models = None
@@ -169,7 +169,7 @@ def test_user_override_changes_the_prompt_sent(tmp_path, layer, rules, run):
 
 
 def test_logprobs_need_a_binary_answer(layer, rules, run):
-    with pytest.raises(ConfigError, match="logprobs works with binary answers only"):
+    with pytest.raises(ConfigError, match="logprobs works with binary answers and with choices whose every label has a value"):
         scorer_for("relevance", rules([{"content": "1"}]), layer, logprobs=True).check_ready()
 
 

@@ -51,8 +51,13 @@ def _short(value) -> str:
 @click.command()
 @json_option
 @click.option("--all", "show_all", is_flag=True, help="Include the core's built-in plugins.")
-def plugins(as_json, show_all):
+@click.option("--settings", "show_settings", is_flag=True,
+              help="List plugins' settings instead: name, type, default, variable, current value, help.")
+def plugins(as_json, show_all, show_settings):
     """List loaded plugins: name, version and the hooks each implements."""
+    if show_settings:
+        _settings(as_json)
+        return
     data = [
         {"name": i.name, "namespace": i.namespace, "version": i.version, "distribution": i.distribution,
          "builtin": i.builtin, "hooks": i.hooks}
@@ -66,6 +71,24 @@ def plugins(as_json, show_all):
         return
     click.echo(table(["plugin", "version", "distribution", "hooks"],
                      [[d["name"], d["version"] or "-", d["distribution"] or "-", ", ".join(d["hooks"])] for d in data]))
+
+
+def _settings(as_json: bool) -> None:
+    """``plugins --settings``: every declared setting and the value this application read."""
+    from pathlib import Path
+
+    def shown(value):
+        return str(value) if isinstance(value, Path) else value
+
+    data = [{"name": d.key, "type": d.type.__name__, "default": shown(d.default), "env": d.env,
+             "value": shown(value), "help": d.help, "plugin": d.plugin}
+            for d, value in current_app().plugin_settings]
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(table(["setting", "type", "default", "variable", "value", "help"],
+                     [[d["name"], d["type"], _short(d["default"]), d["env"] or "-", _short(d["value"]), d["help"]]
+                      for d in data]))
 
 
 def _pip(args: list[str]) -> None:

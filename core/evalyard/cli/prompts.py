@@ -29,10 +29,11 @@ prompts_dir_option = click.option(
 
 
 def make_library(prompts_dirs: tuple[str, ...]) -> Any:
-    """User directories first (--prompts-dir in order, then EVALYARD_PROMPTS), then plugins, then built-ins."""
-    from ..prompting import PromptLibrary, env_dirs
+    """A group built without an application: --prompts-dir in order, then the built-ins (the
+    ``evalyard`` command passes its application's library, settings' directories included)."""
+    from ..prompting import PromptLibrary
 
-    return PromptLibrary([*map(Path, prompts_dirs), *env_dirs()])
+    return PromptLibrary(list(map(Path, prompts_dirs)))
 
 
 def read_case(spec: str) -> dict[str, Any]:

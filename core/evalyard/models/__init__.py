@@ -9,8 +9,7 @@ from .errors import CostLimitReached, ModelCallError, StructuredOutputError
 from .keys import cache_key, key_inputs
 from .layer import ModelLayer, ModelSettings, StructuredAnswer
 from .limits import AdaptiveLimit, RequestRate, Slots
-from .logprobs import p_yes
-from .providers import add_custom_provider
+from .logprobs import label_probabilities, p_yes
 from .records import CallRecord, CallUsage, Completion, PlannedRequest
 from .retry import RetryPolicy
 from .usage import Usage, UsageMeter, format_cost
@@ -19,6 +18,6 @@ __all__ = [
     "AdaptiveLimit", "CallRecord", "CallUsage", "Completion", "CostLimitReached", "MemoryCache",
     "ModelCallError", "ModelLayer", "ModelSettings", "PlannedRequest", "RequestRate", "ResponseCache", "RetryPolicy",
     "SQLCache", "Slots", "StructuredAnswer", "StructuredOutputError", "Usage", "UsageMeter",
-    "add_custom_provider", "cache_key", "cache_stats", "clear_cache", "format_cost", "key_inputs", "p_yes",
-    "parse_age",
+    "cache_key", "cache_stats", "clear_cache", "format_cost", "key_inputs",
+    "label_probabilities", "p_yes", "parse_age",
 ]

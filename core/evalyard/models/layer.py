@@ -12,9 +12,8 @@ import logging
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-from ..settings import Settings
 from .background import shared_loop
 from .cache import MemoryCache, ResponseCache
 from .errors import CostLimitReached, ModelCallError, StructuredOutputError
@@ -80,15 +79,16 @@ class ModelLayer:
     (``complete_sync``, ``complete_json_sync``) run on the process's background loop.
 
     ``providers`` maps model-string prefixes to our own providers (``scripted``, ``local``...):
-    an application's, collected through the ``register_model_providers`` hook. A layer made
-    without them asks the plugins a default application loads (settings from the environment).
+    an application's (its registry's ``providers``); a layer made without them has litellm's
+    providers only. ``env`` is the environment the variables a suite's ``models:`` names
+    (``api_key_env``) are read from: the application's ``Settings.env``.
     """
 
     def __init__(self, *, cache: ResponseCache | None = None, use_cache: bool = True, concurrency: int = 16,
                  per_model_concurrency: int | None = None, timeout: float = 60.0,
                  retry: RetryPolicy | None = None, settings: dict[str, ModelSettings] | None = None,
                  usage: UsageMeter | None = None, judge_model: str | None = None, seed: int | None = None,
-                 providers: dict[str, Any] | None = None) -> None:
+                 providers: dict[str, Any] | None = None, env: Mapping[str, str] | None = None) -> None:
         self.cache = cache if cache is not None else MemoryCache()
         self.use_cache = use_cache
         self.concurrency = concurrency
@@ -104,7 +104,8 @@ class ModelLayer:
         self._rng = random.Random(seed)
         self._background = shared_loop()
         self._litellm: Any = None
-        self._providers = None if providers is None else dict(providers)
+        self.providers: dict[str, Any] = dict(providers or {})
+        self.env: Mapping[str, str] = env if env is not None else {}
         #: Provider batch jobs (``run --batch``): set by the run's runtime; ``batch_all`` sends
         #: every model that can be batched, otherwise only models whose settings say ``batch``.
         self.batch: Any = None
@@ -113,15 +114,6 @@ class ModelLayer:
     # -- configuration -------------------------------------------------------
     def settings_for(self, model: str) -> ModelSettings:
         return self.settings.get(model) or ModelSettings()
-
-    @property
-    def providers(self) -> dict[str, Any]:
-        """Our own providers by model-string prefix, with those added by ``add_custom_provider``."""
-        from .providers import added_providers, default_providers
-
-        if self._providers is None:
-            self._providers = default_providers()
-        return {**self._providers, **added_providers()}
 
     def provider_of(self, model: str) -> Any:
         """The provider of ours behind ``model``, or None (litellm's own providers)."""
@@ -133,19 +125,21 @@ class ModelLayer:
         handler = self.provider_of(model)
         return {} if handler is None else capabilities(handler, model)
 
-    def _route(self, model: str) -> None:
-        """Point litellm's process-wide routing at this layer's provider for ``model``; a prefix
-        routed by another application but not provided here (its plugin blocked) is refused."""
-        from .providers import route, routed_elsewhere
+    async def acompletion(self, model: str, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+        """One raw litellm call, routed to this layer's own provider for ``model``'s prefix (handed
+        through the call's context: see ``providers.py``). A prefix a provider of ours serves in
+        another application but not in this one (its plugin blocked) is refused."""
+        from .providers import calling, dispatched, install
 
         prefix = model.split("/", 1)[0]
-        handler = self.provider_of(model)
-        if handler is not None:
-            route(self.litellm, prefix, handler)
-        elif routed_elsewhere(prefix):
+        if "/" in model and prefix in self.providers:
+            install(self.litellm, prefix)
+        elif "/" in model and dispatched(self.litellm, prefix):
             raise ModelCallError(f"model {model}: no loaded plugin provides {prefix}/ models here "
                                  "(is its plugin blocked or not allowed?)", model=model, status=None, attempts=0,
                                  retryable=False)
+        with calling(self.providers):
+            return await self.litellm.acompletion(model=model, messages=messages, **kwargs)
 
     def limit_for(self, model: str) -> AdaptiveLimit:
         limit = self._limits.get(model)
@@ -277,7 +271,6 @@ class ModelLayer:
 
     async def _call_with_retries(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any],
                                  key: str, template: "str | tuple[str, ...] | None") -> Completion:
-        self._route(model)
         settings = self.settings_for(model)
         limit = self.limit_for(model)
         rate = self._rate_for(model)
@@ -295,7 +288,7 @@ class ModelLayer:
                     started = time.perf_counter()
                     try:
                         response = await asyncio.wait_for(
-                            self.litellm.acompletion(model=model, messages=messages, **params, **kwargs), timeout)
+                            self.acompletion(model, messages, **params, **kwargs), timeout)
                     except (asyncio.CancelledError, CostLimitReached):
                         raise
                     except Exception as exc:  # every provider failure is sorted below
@@ -332,7 +325,7 @@ class ModelLayer:
         if settings.api_base:
             kwargs["api_base"] = settings.api_base
         if settings.api_key_env:
-            value = Settings.variable(settings.api_key_env)
+            value = self.env.get(settings.api_key_env)
             if not value:
                 from ..errors import ConfigError
 
@@ -341,7 +334,7 @@ class ModelLayer:
             kwargs["api_key"] = value
         elif settings.api_base and model.startswith("openai/"):
             # An OpenAI-compatible local server usually wants no key, but the client insists on one.
-            kwargs["api_key"] = Settings.variable("OPENAI_API_KEY") or "no-key"
+            kwargs["api_key"] = self.env.get("OPENAI_API_KEY") or "no-key"
         # Only our own providers read it (the scripted model matches rules on it); for the
         # others litellm would build a logging payload from it on every call.
         if template and self.provider_of(model) is not None:

@@ -1,7 +1,10 @@
-"""Token log-probabilities: reading them from a litellm response, and P(yes).
+"""Token log-probabilities: reading them from a litellm response, P(yes), and a choice's
+label probabilities.
 
 ``p_yes`` folds the variants a tokenizer produces for one word ("yes", "Yes", " YES",
 "yes." ...) and normalises over yes and no only: p(yes) / (p(yes) + p(no)).
+``label_probabilities`` does the same for the labels of a choice (``first``, ``second``,
+``tie`` ...): each label's share of the first answer token's mass that goes to some label.
 """
 
 from __future__ import annotations
@@ -42,6 +45,33 @@ def p_yes(top_logprobs: Mapping[str, float] | Iterable[Mapping[str, float]] | No
         yes, no = _position_masses(top)
         if yes + no > 0:
             return yes / (yes + no)
+    return None
+
+
+def label_probabilities(top_logprobs: Mapping[str, float] | Iterable[Mapping[str, float]] | None,
+                        labels: Iterable[str]) -> dict[str, float] | None:
+    """Each label's probability, normalised over the labels, from the first answer position where
+    any label's token appears; None when none does. A token counts for a label when, folded, it
+    is that label, or the start of that label and of no other (a tokenizer may split a long
+    label: "cannot" + "_tell"); a token that starts two labels says nothing about which one."""
+    if top_logprobs is None:
+        return None
+    names = list(labels)
+    folded = {name: _fold(name) for name in names}
+    positions = [top_logprobs] if isinstance(top_logprobs, Mapping) else list(top_logprobs)
+    for top in positions:
+        mass = dict.fromkeys(names, 0.0)
+        for token, logprob in top.items():
+            word = _fold(token)
+            if not word:
+                continue
+            matches = [name for name in names if folded[name] == word] or \
+                [name for name in names if folded[name].startswith(word)]
+            if len(matches) == 1:
+                mass[matches[0]] += math.exp(logprob)
+        total = sum(mass.values())
+        if total > 0:
+            return {name: m / total for name, m in mass.items()}
     return None
 
 

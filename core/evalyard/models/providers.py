@@ -2,11 +2,16 @@
 
 A provider is a litellm custom handler (``completion`` / ``acompletion``, duck-typed: no
 subclass of ``litellm.CustomLLM`` needed) behind the model strings ``NAME/...``. Plugins
-register them with the ``register_model_providers`` hook, so the allow/block lists, tracing and
-a test's own plugins decide which providers an application has; :func:`collect` asks the
-plugins. litellm keeps one routing table per process, so a model layer routes its own
-providers into it before each call (:func:`route`), and refuses a prefix another application
-routed but its own plugins do not provide (a blocked plugin's provider stays blocked).
+register them with the ``register_model_providers`` hook, and a Python caller with
+``Application.add_model_provider``; each application's registry holds its own.
+
+litellm finds a custom provider only in its process-wide ``custom_provider_map`` and has no
+per-call handler argument (litellm 1.x, ``main.py``: ``_complete_custom_providers`` looks the
+prefix up there). So for each prefix the map holds one :class:`Dispatch`, installed once and
+never re-pointed, which holds no handler: the model layer making the call hands its own
+application's handler through a context variable (:func:`calling`), which the call's task (and
+litellm's worker thread, which runs in a copy of the caller's context) sees and no other call
+does. Two applications in one process, interleaved on one event loop, each reach their own.
 
 Importing litellm is slow and, unless told otherwise, fetches the price map from the network;
 so nothing imports it at module level. :func:`load_litellm` sets
@@ -16,35 +21,20 @@ litellm's debug banners.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import threading
-from typing import Any
+from typing import Any, Iterator
 
 _lock = threading.Lock()
-#: Added from Python with add_custom_provider: every model layer of the process has them.
-_added: dict[str, Any] = {}
-#: What litellm's routing table holds for us now: prefix -> handler.
-_routed: dict[str, Any] = {}
+#: The providers of the model layer whose call is running in this context (prefix -> handler).
+_calling: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("evalyard_providers",
+                                                                                   default=None)
 
 
-def add_custom_provider(name: str, handler: Any) -> None:
-    """Route ``name/...`` model strings to ``handler`` in every model layer of this process
-    (a script or a notebook; it wins over a plugin's provider of the same name).
-
-    A plugin registers its providers with the ``register_model_providers`` hook instead, which
-    the plugin allow/block lists and tracing govern. Nothing is imported until a model is called.
-    """
-    _check(name, None, "add_custom_provider")
-    with _lock:
-        _added[name] = handler
-
-
-def added_providers() -> dict[str, Any]:
-    return dict(_added)
-
-
-def _check(name: Any, handler: Any, who: str) -> None:
-    """A provider's name is a model-string prefix; a plugin's handler must answer calls."""
+def check_provider(name: Any, handler: Any, who: str) -> None:
+    """A provider's name is a model-string prefix; a handler must answer calls."""
     from ..errors import PluginError
 
     if not isinstance(name, str) or not name or "/" in name:
@@ -55,39 +45,65 @@ def _check(name: Any, handler: Any, who: str) -> None:
                           "expected a litellm custom handler")
 
 
-def collect(host: Any) -> dict[str, Any]:
-    """The providers the plugins of ``host`` (a ``PluginHost``) register, by model-string prefix,
-    with those added through :func:`add_custom_provider` on top. One prefix, one plugin."""
-    found = host.collect("register_model_providers", "model provider",
-                         check=lambda name, handler, plugin: _check(name, handler, f"plugin {plugin!r}"))
-    return {**found, **_added}
+class Dispatch:
+    """litellm's custom handler for one prefix: forwards each call to the handler of the model
+    layer making it (from the call's context); it holds no handler of its own."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def _handler(self) -> Any:
+        handler = (_calling.get() or {}).get(self.prefix)
+        if handler is None:  # the model layer refuses such a call before it reaches litellm
+            raise RuntimeError(f"no provider for {self.prefix}/ models in the calling application")
+        return handler
+
+    def completion(self, *args: Any, **kwargs: Any) -> Any:
+        return self._handler().completion(*args, **kwargs)
+
+    async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
+        handler = self._handler()
+        if not callable(getattr(handler, "acompletion", None)):  # a sync-only handler
+            import asyncio
+
+            return await asyncio.to_thread(handler.completion, *args, **kwargs)
+        return await handler.acompletion(*args, **kwargs)
+
+    def streaming(self, *args: Any, **kwargs: Any) -> Any:
+        return self._handler().streaming(*args, **kwargs)
+
+    def astreaming(self, *args: Any, **kwargs: Any) -> Any:  # what the handler returns, unchanged
+        return self._handler().astreaming(*args, **kwargs)
 
 
-def default_providers() -> dict[str, Any]:
-    """The providers of the plugins a default application loads (settings from the environment):
-    for a model layer made outside any application."""
-    from ..plugins import PluginHost
-    from ..settings import Settings
-
-    return collect(PluginHost(Settings.from_env()))
-
-
-def route(litellm: Any, name: str, handler: Any) -> None:
-    """Make litellm send ``name/...`` model strings to ``handler`` (a no-op when it does already)."""
-    if _routed.get(name) is handler:
+def install(litellm: Any, prefix: str) -> None:
+    """Make litellm send ``prefix/...`` model strings to our :class:`Dispatch` (once per prefix:
+    ``custom_provider_map`` is litellm's documented way to add a provider)."""
+    if any(isinstance(e.get("custom_handler"), Dispatch) and e.get("provider") == prefix
+           for e in litellm.custom_provider_map or []):
         return
     with _lock:
-        entries = [entry for entry in (litellm.custom_provider_map or []) if entry.get("provider") != name]
-        litellm.custom_provider_map = [*entries, {"provider": name, "custom_handler": handler}]
-        _routed[name] = handler
+        entries = [e for e in (litellm.custom_provider_map or []) if e.get("provider") != prefix]
+        litellm.custom_provider_map = [*entries, {"provider": prefix, "custom_handler": Dispatch(prefix)}]
         from litellm.utils import custom_llm_setup
 
         custom_llm_setup()
 
 
-def routed_elsewhere(name: str) -> bool:
-    """Whether litellm routes ``name/...`` to a provider of ours that some model layer routed."""
-    return name in _routed
+def dispatched(litellm: Any, prefix: str) -> bool:
+    """Whether litellm sends ``prefix/...`` to a provider of ours (some application's)."""
+    return any(isinstance(e.get("custom_handler"), Dispatch) and e.get("provider") == prefix
+               for e in litellm.custom_provider_map or [])
+
+
+@contextlib.contextmanager
+def calling(providers: dict[str, Any]) -> Iterator[None]:
+    """Within this block, calls made from this context reach ``providers``."""
+    token = _calling.set(providers)
+    try:
+        yield
+    finally:
+        _calling.reset(token)
 
 
 def capabilities(handler: Any, model: str) -> dict[str, Any]:
@@ -107,17 +123,22 @@ def load_litellm() -> Any:
     """The litellm module, imported and configured on first use."""
     import sys
 
+    global _litellm_ready
     module = sys.modules.get("litellm")
-    if module is not None and getattr(module, "_evalyard_ready", False):
+    if module is not None and _litellm_ready:
         return module
     with _lock:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
 
+        # litellm's documented module settings (no private name is touched)
         litellm.suppress_debug_info = True
         litellm.telemetry = False
-        litellm._evalyard_ready = True
+        _litellm_ready = True
         return litellm
+
+
+_litellm_ready = False
 
 
 def cost_of(litellm: Any, response: Any, model: str) -> float | None:

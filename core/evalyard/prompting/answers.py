@@ -21,6 +21,7 @@ from typing import Any
 from ..models.structured import parse_json_answer
 
 ANSWER_KINDS = ("binary", "score", "choice", "json", "text")
+LOGPROBS_ANSWERS = "logprobs works with binary answers and with choices whose every label has a value"
 
 _ANSWER_LINE = re.compile(r"^(?:final\s+)?(?:answer|verdict)\s*[:=\-]\s*(.*)$", re.IGNORECASE)
 _NUMBER = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:\s*/\s*\d+(?:\.\d*)?)?$")
@@ -146,6 +147,12 @@ class AnswerShape:
         kinds = prop.get("type") if isinstance(prop, dict) else None
         kinds = kinds if isinstance(kinds, list) else [kinds]
         return bool({"number", "integer", "boolean"} & set(kinds))
+
+    @property
+    def reads_logprobs(self) -> bool:
+        """Whether a value can come from the first answer token's probabilities: P(yes), or the
+        expected value of a choice over its labels' probabilities (every label needs a value)."""
+        return self.kind == "binary" or (self.kind == "choice" and set(self.values or {}) == set(self.labels))
 
     # -- asking ------------------------------------------------------------------
     def answer_schema(self, reasoning: bool) -> dict[str, Any]:

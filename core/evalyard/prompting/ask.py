@@ -20,7 +20,9 @@ schema where the provider takes one (grammar-constrained on local models). JSON 
 model layer's one structured-output strategy (provider schema, else the schema in the prompt,
 then one repair call). With ``logprobs=True`` a binary answer's value is P(yes) from the first
 answer token's alternatives, the reply is a single word (reasoning off, a few tokens at most),
-and ``details`` say where the value came from.
+and ``details`` say where the value came from. A choice whose every label has a value reads its
+labels' probabilities the same way (``details.p_labels``): the value is their expected value, the
+label the most probable one.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any, Callable
 
 from ..models.usage import Usage
 from ..scoring import JudgeError, Score
-from .answers import AnswerError, AnswerShape, Verdict
+from .answers import LOGPROBS_ANSWERS, AnswerError, AnswerShape, Verdict
 from .template import PromptTemplate
 
 #: How many alternatives to ask for per token when a binary answer is read as P(yes).
@@ -155,8 +157,8 @@ def _prepare(layer: Any, model: str, prompt: Any, case: Any, answer: AnswerShape
     if shape is None:
         raise ValueError("ask: give the answer shape with messages (a template declares its own)")
     structured = structured or shape.kind == "json"
-    if logprobs and shape.kind != "binary":
-        raise ValueError(f"logprobs works with binary answers only (this answer is {shape.kind})")
+    if logprobs and not shape.reads_logprobs:
+        raise ValueError(LOGPROBS_ANSWERS + f" (this answer is {shape.kind})")
     logprobs = logprobs and not structured
     reasoning = reasoning and not logprobs
     if isinstance(prompt, PromptTemplate):
@@ -232,7 +234,7 @@ class _Asking:
         return outcome
 
     async def text(self, sample: int, logprobs: bool) -> _Outcome:
-        from ..models import ModelCallError, p_yes
+        from ..models import ModelCallError, label_probabilities, p_yes
 
         outcome = _Outcome(sample=sample)
         try:
@@ -245,19 +247,28 @@ class _Asking:
             return outcome
         self.completions.append(completion)
         outcome.raw, outcome.logprobs = completion.text, completion.logprobs
-        probability = p_yes(completion.top_logprobs()) if logprobs else None
+        choice = logprobs and self.shape.kind == "choice"
+        shares = label_probabilities(completion.top_logprobs(), self.shape.labels) if choice else None
+        probability = p_yes(completion.top_logprobs()) if logprobs and not choice else None
         try:
             verdict = self.shape.read_text(completion.text)
         except AnswerError as exc:
-            if probability is not None:  # the value is P(yes); the text is not needed
+            if probability is not None or shares is not None:  # the value is from logprobs, not the text
                 verdict = Verdict(None, None, completion.text)
             else:
                 verdict = await self._repaired(sample, completion.text, exc, outcome)
                 if verdict is None:
                     return outcome
         outcome.answer = verdict.raw
-        if logprobs and probability is None:
-            outcome.details["logprobs"] = ("unavailable: the model returned no yes/no token probabilities; "
+        if shares is not None:
+            values = self.shape.values or {}
+            best = max(self.shape.labels, key=lambda label: shares[label])  # ties: the first declared
+            outcome.details.update(p_labels=shares, value_from="label probabilities of the first answer token")
+            verdict = Verdict(sum(shares[label] * values[label] for label in self.shape.labels), best,
+                              verdict.raw, verdict.details)
+        elif logprobs and probability is None:
+            what = "label" if choice else "yes/no"
+            outcome.details["logprobs"] = (f"unavailable: the model returned no {what} token probabilities; "
                                            "value from the parsed answer")
         elif logprobs:
             outcome.details.update(p_yes=probability, value_from="P(yes) of the first answer token")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ConfigError
+from ..scoring import Fingerprinted
 from .ask import Judgement, ask, planned_asks
 from .template import PromptTemplate, parse_template
 
@@ -23,7 +24,7 @@ def missing_model_message(scorer: str) -> str:
             f"or give the scorer a `model` option in the suite")
 
 
-class Judge:
+class Judge(Fingerprinted):
     """A model and a template; ``ask`` options given here are the defaults of every ask. ``layer``
     gives the model layer when asking (a run's layer moves onto the run's database once it exists)."""
 

@@ -33,13 +33,6 @@ def builtin_dir() -> Path:
     return Path(__file__).resolve().parents[3] / "prompts"
 
 
-def env_dirs() -> list[Path]:
-    """The user's prompt directories from the settings (``EVALYARD_PROMPTS``, os.pathsep-separated)."""
-    from ..settings import Settings
-
-    return [Path(p).expanduser() for p in Settings.from_env().prompt_dirs if p.strip()]
-
-
 @dataclass
 class _PluginTemplate:
     plugin: str

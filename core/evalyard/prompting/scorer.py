@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal
 
 from ..errors import ConfigError
 from ..scoring import Score, Scorer
-from .answers import AnswerShape
+from .answers import LOGPROBS_ANSWERS, AnswerShape
 from .ask import Judgement
 from .judge import Judge, missing_model_message, resolve_template
 from .template import TEMPLATE_FIELDS, PromptTemplate, parse_template
@@ -46,7 +46,8 @@ class PromptScorer(Scorer):
         reasoning: bool | None = field(default=None, metadata={
             "help": "ask for reasoning before the answer (default: yes, but not on a small local model, "
                     "whose one-word answers are the readable ones)"})
-        logprobs: bool = field(default=False, metadata={"help": "value from P(yes) (binary answers)"})
+        logprobs: bool = field(default=False, metadata={
+            "help": "value from P(yes) (binary answers) or the labels' probabilities (choices with values)"})
         structured: bool = field(default=False, metadata={"help": "ask for a JSON answer (schema)"})
         max_tokens: int | None = None
         variables: dict = field(default_factory=dict, metadata={"help": "values for the template's variables"})
@@ -124,9 +125,8 @@ class PromptScorer(Scorer):
         unreadable template, impossible options."""
         self.judge_model()
         shape = self.answer_shape()
-        if self.config.logprobs and shape.kind != "binary":
-            raise ConfigError(f"scorer {self.name}: logprobs works with binary answers only "
-                              f"(this template answers {shape.kind})")
+        if self.config.logprobs and not shape.reads_logprobs:
+            raise ConfigError(f"scorer {self.name}: {LOGPROBS_ANSWERS} (this template answers {shape.kind})")
         self._warn_if_small_model(shape)
         if not shape.gives_value and type(self).ascore is PromptScorer.ascore:  # its value is the judgement's
             raise ConfigError(f"scorer {self.name}: a json answer gives a scorer's value through `value:`, "
@@ -138,7 +138,9 @@ class PromptScorer(Scorer):
         model = self.judge_model()
         if self.layer().reasons_by_default(model):
             return
-        asked = "reasoning" if self.config.reasoning else "a choice among labels" if shape.kind == "choice" else None
+        # a choice read from its labels' probabilities (logprobs) needs no reliable wording of the answer
+        choice = shape.kind == "choice" and not self.config.logprobs
+        asked = "reasoning" if self.config.reasoning else "a choice among labels" if choice else None
         if asked is None or (self.name, model) in _WARNED:
             return
         _WARNED.add((self.name, model))

@@ -176,6 +176,16 @@ class ScriptedModel:
         self._lock = threading.Lock()
         self._files: dict[str, tuple[float, list[Rule]]] = {}
         self._used: dict[tuple[str, int], int] = {}
+        #: a file each answered prompt's sha256 is appended to (``evalyard.scripted_log``)
+        self.log: str | None = None
+
+    def logging_to(self, log: str | None) -> "ScriptedModel":
+        """This model (its rules and answer counts shared) writing its prompts' hashes to ``log``."""
+        import copy
+
+        other = copy.copy(self)
+        other.log = log
+        return other
 
     def rules(self, path: str) -> list[Rule]:
         try:
@@ -238,13 +248,10 @@ class ScriptedModel:
         response = litellm.ModelResponse(choices=[choice], usage=usage, model=f"scripted/{model}")
         if rule.usage.get("cost") is not None:
             response._hidden_params["evalyard_cost"] = float(rule.usage["cost"])
-        from ..settings import Settings
-
-        log = Settings.variable("EVALYARD_SCRIPTED_LOG")
-        if log:
+        if self.log:
             import hashlib
 
-            with open(log, "a", encoding="utf-8") as handle:
+            with open(self.log, "a", encoding="utf-8") as handle:
                 handle.write(hashlib.sha256(prompt.encode()).hexdigest() + "\n")
         return rule, response
 
@@ -281,6 +288,12 @@ SCRIPTED_MODEL = ScriptedModel()
 
 
 @hookimpl
-def register_model_providers(register):
+def register_settings(register):
+    register("scripted_log", str, None, env="EVALYARD_SCRIPTED_LOG",
+             help="a file the scripted test model appends each answered prompt's sha256 to")
+
+
+@hookimpl
+def register_model_providers(register, app):
     """The core's test double is a plugin like any other (block it with ``EVALYARD_BLOCK_PLUGINS``)."""
-    register("scripted", SCRIPTED_MODEL)
+    register("scripted", SCRIPTED_MODEL.logging_to(app.setting("evalyard.scripted_log")))

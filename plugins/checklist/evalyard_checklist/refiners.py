@@ -22,8 +22,7 @@ def _normalised(text: str) -> str:
 def embed(texts: list[str]) -> list[list[float]] | None:
     """Unit-length sentence embeddings from the embedding plugin's bundled model, or None without it."""
     try:
-        from evalyard_embedding.encoding import sentence_embeddings
-        from evalyard_embedding.models import get_model
+        from evalyard_embedding import get_model, sentence_embeddings
     except ImportError:
         return None
     loaded = get_model("bundled")

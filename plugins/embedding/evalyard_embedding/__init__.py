@@ -7,3 +7,16 @@ load when a scorer first scores.
 """
 
 __version__ = "0.1.0"
+
+#: Public names other plugins use (checklist's refiners), imported on first use.
+_PUBLIC = {"get_model": "models", "sentence_embeddings": "encoding"}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalyard_embedding' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{module}", __name__), name)

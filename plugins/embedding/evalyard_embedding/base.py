@@ -48,10 +48,18 @@ class EmbeddingScorer(Scorer):
     renamed_options = {"batch_size": "encode_batch_size"}
 
     config: Any
+    #: the application's ``embedding.cache_mb`` and ``embedding.offline`` (set by ``setup``)
+    cache_mb: float | None = None
+    offline: bool = True
+
+    def setup(self, runtime: Any) -> None:
+        if runtime is not None:  # set up by hand: the defaults
+            self.cache_mb = runtime.setting("embedding.cache_mb")
+            self.offline = runtime.setting("embedding.offline")
 
     def loaded_model(self) -> LoadedModel:
         """The process-wide model for this config (loaded on first use, then shared)."""
-        return get_model(self.config.model, self.config.device)
+        return get_model(self.config.model, self.config.device, cache_mb=self.cache_mb, offline=self.offline)
 
     def resources(self) -> dict[str, float]:
         # A worker on a cluster (evalyard-ray): a GPU when the config asks for CUDA, else one CPU.

@@ -3,7 +3,8 @@
 References shared across runs, hedge phrases and repeated candidates are
 embedded once per process. Token-level embeddings for BERTScore are large
 (~60 KB for a 40-token text with MiniLM), so the cache is bounded by bytes,
-not by entries: ``EVALYARD_EMBEDDING_CACHE_MB`` (default 512) per cache.
+not by entries: the ``embedding.cache_mb`` setting (``EVALYARD_EMBEDDING_CACHE_MB``, default
+512) per cache.
 """
 
 from __future__ import annotations
@@ -15,20 +16,14 @@ from typing import Any, Hashable
 DEFAULT_BUDGET_MB = 512
 
 
-def _budget_from_env() -> int:
-    from evalyard import Settings
-
-    raw = Settings.variable("EVALYARD_EMBEDDING_CACHE_MB") or ""
-    try:
-        megabytes = float(raw) if raw.strip() else DEFAULT_BUDGET_MB
-    except ValueError:
-        megabytes = DEFAULT_BUDGET_MB
-    return max(0, int(megabytes * 1024 * 1024))
+def budget(megabytes: float | None) -> int:
+    """Bytes for a budget in megabytes (None: the default)."""
+    return max(0, int((DEFAULT_BUDGET_MB if megabytes is None else megabytes) * 1024 * 1024))
 
 
 class EmbeddingCache:
     def __init__(self, max_bytes: int | None = None) -> None:
-        self.max_bytes = _budget_from_env() if max_bytes is None else max_bytes
+        self.max_bytes = budget(None) if max_bytes is None else max_bytes
         self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()

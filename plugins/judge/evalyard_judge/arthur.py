@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from evalyard import Case, JudgeError, Score, Usage
 
 from .base import JudgeScorer
+from .debiased import DEFAULT_TIE_MARGIN, debiased_label
 from .templates import template_name
 
 class QACorrectness(JudgeScorer):
@@ -72,7 +73,10 @@ class SummaryQuality(JudgeScorer):
         value = (verdicts[0]["candidate_value"] + verdicts[1]["candidate_value"]) / 2
         winners = [v["winner"] for v in verdicts]
         agreement = winners[0] == winners[1]
-        if agreement:
+        margin = getattr(self.config, "tie_margin", DEFAULT_TIE_MARGIN)  # summary_quality keeps Arthur's options
+        if self.config.logprobs:  # each order's value is its expected win share: see debiased.py
+            label = debiased_label(value, margin)
+        elif agreement:
             label = {"candidate": "candidate", "reference": "reference", "tie": "equal"}[winners[0]]
         elif value > 0.5:
             label = "candidate"
@@ -81,7 +85,9 @@ class SummaryQuality(JudgeScorer):
         else:  # each order named a different winner: position decided, not content
             label = "inconsistent"
         details = {"verdicts": verdicts, "agreement": agreement, "winners": winners,
-                   "position_bias": set(winners) == {"candidate", "reference"}}
+                   "position_bias": set(winners) == {"candidate", "reference"}, "position_consistent": agreement}
+        if self.config.logprobs:
+            details["tie_margin"] = margin
         return Score(value=value, label=label, details=details, usage=usage.to_dict())
 
 
@@ -99,8 +105,19 @@ class Pairwise(SummaryQuality):
 
     name = "pairwise"
     description = ("Pairwise: is the candidate a better response to the input than the reference (another "
-                   "response)? Judged twice with the positions swapped: win 1, tie 0.5, loss 0, averaged.")
+                   "response)? Judged twice with the positions swapped: win 1, tie 0.5, loss 0, averaged. "
+                   "With logprobs=true, the mean of both orders' P(candidate better), a tie within tie_margin.")
     template_name = template_name("pairwise")
+
+    @dataclasses.dataclass
+    class Config(JudgeScorer.Config):
+        tie_margin: float = dataclasses.field(default=DEFAULT_TIE_MARGIN, metadata={
+            "help": "with logprobs: a tie when the mean P(candidate better) is within this of 0.5"})
+
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            if not 0 <= self.tie_margin < 0.5:
+                raise ValueError("tie_margin must be from 0 up to (not including) 0.5")
 
 
 class Hallucination(JudgeScorer):

@@ -12,10 +12,9 @@ say so in the score's details.
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 PUNKT = "tokenizers/punkt_tab/english/"
 TAGGER = "taggers/averaged_perceptron_tagger_eng/"
@@ -28,25 +27,22 @@ INSTALL_HINT = (
 )
 
 
-def _import_nltk() -> Any | None:
+def _import_nltk(data_dirs: Sequence[str] = ()) -> Any | None:
     if importlib.util.find_spec("nltk") is None:
         return None
     import nltk
 
-    # nltk reads NLTK_DATA only when it is first imported; honour a value set
-    # later in the process (tests, notebooks) by putting it first, as nltk would.
-    from evalyard import Settings
-
-    entries = [p for p in (Settings.variable("NLTK_DATA") or "").split(os.pathsep) if p]
-    for entry in reversed(entries):
+    # nltk reads NLTK_DATA only when it is first imported; the application's value (the
+    # ``lexicon.nltk_data`` setting, read from NLTK_DATA) goes first, as nltk would put it.
+    for entry in reversed(list(data_dirs)):
         if entry not in nltk.data.path:
             nltk.data.path.insert(0, entry)
     return nltk
 
 
-def find_resource(name: str) -> tuple[Any, str | None]:
+def find_resource(name: str, data_dirs: Sequence[str] = ()) -> tuple[Any, str | None]:
     """``(nltk module, None)`` if ``name`` is available, else ``(None, reason)``."""
-    nltk = _import_nltk()
+    nltk = _import_nltk(data_dirs)
     if nltk is None:
         return None, f"nltk is not installed ({INSTALL_HINT})"
     try:
@@ -75,11 +71,11 @@ _tagger: PosTagger | None = None
 _tagger_lock = threading.Lock()
 
 
-def load_pos_tagger() -> tuple[PosTagger | None, str | None]:
+def load_pos_tagger(data_dirs: Sequence[str] = ()) -> tuple[PosTagger | None, str | None]:
     """The English tokeniser + tagger, or ``(None, reason)`` if unavailable."""
     global _tagger
     for resource in (PUNKT, TAGGER):
-        nltk, reason = find_resource(resource)
+        nltk, reason = find_resource(resource, data_dirs)
         if nltk is None:
             return None, reason
     with _tagger_lock:
@@ -90,9 +86,9 @@ def load_pos_tagger() -> tuple[PosTagger | None, str | None]:
     return _tagger, None
 
 
-def cmudict_location() -> tuple[Any, str | None]:
+def cmudict_location(data_dirs: Sequence[str] = ()) -> tuple[Any, str | None]:
     """A path pointer to NLTK's cmudict file (``.open()`` gives bytes), or ``(None, reason)``."""
-    nltk, reason = find_resource(CMUDICT)
+    nltk, reason = find_resource(CMUDICT, data_dirs)
     if nltk is None:
         return None, reason
     return nltk.data.find(CMUDICT), None

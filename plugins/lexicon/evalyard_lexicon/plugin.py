@@ -11,6 +11,12 @@ SCORERS = (ExactMatch, WordCountMatch, Readability, Specificity)
 
 
 @hookimpl
+def register_settings(register):
+    register("nltk_data", list, [], env="NLTK_DATA",
+             help="folders holding NLTK's data (punkt_tab, averaged_perceptron_tagger_eng, cmudict) for compat modes")
+
+
+@hookimpl
 def register_scorers(register):
     for scorer in SCORERS:
         register(scorer)

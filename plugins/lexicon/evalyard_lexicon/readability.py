@@ -64,6 +64,11 @@ class Readability(Scorer):
         super().__init__(config, **options)
         self._counter: syllables.SyllableCounter | None = None
         self._approximation: dict[str, Any] = {}
+        self.nltk_data: list[str] = []
+
+    def setup(self, runtime: Any) -> None:
+        if runtime is not None:  # set up by hand: NLTK's own folders
+            self.nltk_data = list(runtime.setting("lexicon.nltk_data") or [])
 
     def _syllable_counter(self) -> syllables.SyllableCounter:
         # Resolved on first use, not in __init__: listing or configuring scorers
@@ -71,7 +76,7 @@ class Readability(Scorer):
         if self._counter is None:
             counter = syllables.BUNDLED
             if self.config.arthur_compat:
-                pointer, reason = nltk_support.cmudict_location()
+                pointer, reason = nltk_support.cmudict_location(self.nltk_data)
                 if pointer is None:
                     self._approximation = {
                         "approximated": ["syllables"],

@@ -126,12 +126,17 @@ class Specificity(Scorer):
         self._tagger_resolved = False
         self._tagger: nltk_support.PosTagger | None = None
         self._approximation: dict[str, Any] = {}
+        self.nltk_data: list[str] = []
+
+    def setup(self, runtime: Any) -> None:
+        if runtime is not None:  # set up by hand: NLTK's own folders
+            self.nltk_data = list(runtime.setting("lexicon.nltk_data") or [])
 
     def _resolve_tagger(self) -> None:
         # On first use, not in __init__: default mode never imports NLTK.
         if not self._tagger_resolved:
             if self.config.arthur_compat:
-                self._tagger, reason = nltk_support.load_pos_tagger()
+                self._tagger, reason = nltk_support.load_pos_tagger(self.nltk_data)
                 if self._tagger is None:
                     self._approximation = {
                         "approximated": ["P"],

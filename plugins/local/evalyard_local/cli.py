@@ -13,9 +13,8 @@ from evalyard import OneLineErrors
 def _directory(ctx: click.Context) -> Path:
     from .files import models_dir
 
-    app = ctx.find_root().obj
-    settings = getattr(app, "settings", None)
-    return models_dir(settings)
+    # the evalyard command's application (it added this command through register_commands)
+    return models_dir(ctx.find_root().obj.settings)
 
 
 def _model(name: str) -> Any:

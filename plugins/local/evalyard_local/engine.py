@@ -50,19 +50,6 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _env_int(name: str) -> int | None:
-    from evalyard import Settings
-
-    raw = Settings.variable(name)
-    if not raw:
-        return None
-    if not raw.strip().isdigit() or int(raw) < 1:
-        from .files import ModelFileError
-
-        raise ModelFileError(f"{name}={raw!r}: expected a whole number >= 1")
-    return int(raw)
-
-
 @dataclass(frozen=True)
 class LoadSettings:
     """How a model is loaded: context size per request, CPU threads, parallel slots."""
@@ -72,22 +59,27 @@ class LoadSettings:
     n_parallel: int = 1
 
     @classmethod
-    def resolve(cls, n_ctx: Any = None, n_threads: Any = None, n_parallel: Any = None) -> "LoadSettings":
-        """Call options first, then ``EVALYARD_LOCAL_N_CTX`` / ``EVALYARD_LOCAL_THREADS`` /
-        ``EVALYARD_LOCAL_PARALLEL``, then defaults (4096 tokens, every available core, 1 slot)."""
+    def resolve(cls, n_ctx: Any = None, n_threads: Any = None, n_parallel: Any = None, *,
+                defaults: dict[str, Any] | None = None) -> "LoadSettings":
+        """Call options first, then the application's settings ``defaults`` (``n_ctx``,
+        ``threads``, ``parallel``: ``EVALYARD_LOCAL_N_CTX`` / ``_THREADS`` / ``_PARALLEL``), then
+        4096 tokens, every available core, 1 slot."""
         values = {}
-        for key, given, variable, default in (("n_ctx", n_ctx, "EVALYARD_LOCAL_N_CTX", DEFAULT_N_CTX),
-                                               ("n_threads", n_threads, "EVALYARD_LOCAL_THREADS", None),
-                                               ("n_parallel", n_parallel, "EVALYARD_LOCAL_PARALLEL", 1)):
+        defaults = defaults or {}
+        for key, given, setting, default in (("n_ctx", n_ctx, "n_ctx", DEFAULT_N_CTX),
+                                              ("n_threads", n_threads, "threads", None),
+                                              ("n_parallel", n_parallel, "parallel", 1)):
+            label = f"local model option {key}"
+            if given is None and defaults.get(setting) is not None:
+                given, label = defaults[setting], f"setting local.{setting}"
             if given is not None:
                 if isinstance(given, bool) or not isinstance(given, int) or given < 1:
                     from .files import ModelFileError
 
-                    raise ModelFileError(f"local model option {key}={given!r}: expected a whole number >= 1")
+                    raise ModelFileError(f"{label}={given!r}: expected a whole number >= 1")
                 values[key] = given
             else:
-                value = _env_int(variable)
-                values[key] = value if value is not None else (default or available_cores())
+                values[key] = default or available_cores()
         return cls(**values)
 
 

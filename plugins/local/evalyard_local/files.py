@@ -35,9 +35,10 @@ class ModelFileError(ConfigError):
     """A model that is missing or whose file fails its check: one line, nothing loaded."""
 
 
-def models_dir(settings: Settings | None = None) -> Path:
-    """The installed models' directory: a cache of its own that every evalyard home shares."""
-    return (settings or Settings.from_env()).local_models_dir()
+def models_dir(settings: Settings) -> Path:
+    """The installed models' directory of an application's settings: a cache of its own that
+    every evalyard home shares."""
+    return settings.local_models_dir()
 
 
 def _stamp(path: Path) -> tuple[str, int, int, int]:
@@ -78,9 +79,8 @@ def package_file(model: NamedModel) -> Path | None:
     return path if path.is_file() else None
 
 
-def located(model: NamedModel, directory: Path | None = None) -> Path | None:
+def located(model: NamedModel, directory: Path) -> Path | None:
     """Where the model's file is: the models directory first, then (single-file models) its package."""
-    directory = directory or models_dir()
     own = directory / model.file_name
     if own.is_file():
         return own
@@ -98,13 +98,12 @@ class Check:
     hashed: bool = False
 
 
-def check(model: NamedModel, directory: Path | None = None, *, force: bool = False) -> Check:
+def check(model: NamedModel, directory: Path, *, force: bool = False) -> Check:
     """Check the model's file against its pinned size and sha256.
 
     A check that passed is remembered (in this process, and in the manifest) for as long as
     the file keeps its size, modification time and inode; ``force`` hashes regardless.
     """
-    directory = directory or models_dir()
     path = located(model, directory)
     if path is None:
         return Check(model, None, False, f"not installed (run `evalyard models install {model.name}`)")
@@ -134,9 +133,9 @@ def check(model: NamedModel, directory: Path | None = None, *, force: bool = Fal
     return Check(model, path, True, hashed=True)
 
 
-def verified_path(model: NamedModel) -> Path:
-    """The model's file, checked; ModelFileError saying what to do otherwise."""
-    result = check(model)
+def verified_path(model: NamedModel, directory: Path) -> Path:
+    """The model's file in ``directory`` (or its package), checked; ModelFileError saying what to do otherwise."""
+    result = check(model, directory)
     if not result.ok:
         raise ModelFileError(f"local model {model.name}: {result.problem}")
     assert result.path is not None
@@ -263,9 +262,8 @@ def status(model: NamedModel, directory: Path) -> dict[str, Any]:
             "installed_at": manifest.get("installed_at"), "judge": model.judge_note}
 
 
-def best_judge(directory: Path | None = None) -> NamedModel | None:
+def best_judge(directory: Path) -> NamedModel | None:
     """The strongest installed model fit to judge (its file present, of the pinned size), or None."""
-    directory = directory or models_dir()
     for model in sorted(CATALOGUE.values(), key=lambda m: -m.judge_rank):
         if model.judge_rank <= 0:
             continue

@@ -6,15 +6,27 @@ llama.cpp until a local model is called) and adds ``evalyard models``.
 
 from evalyard import hookimpl
 
+from .engine import Engine
 from .provider import LocalProvider
 
-#: One per process: it holds the loaded models, which every application shares.
-PROVIDER = LocalProvider()
+#: One per process: it holds the loaded models, which every application's provider shares.
+ENGINE = Engine()
 
 
 @hookimpl
-def register_model_providers(register):
-    register("local", PROVIDER)
+def register_settings(register):
+    register("n_ctx", int, None, env="EVALYARD_LOCAL_N_CTX", help="context tokens per request (default 4096)")
+    register("threads", int, None, env="EVALYARD_LOCAL_THREADS", help="CPU threads (default every available core)")
+    register("parallel", int, None, env="EVALYARD_LOCAL_PARALLEL", help="requests a model serves at once (default 1)")
+
+
+def load_settings(app) -> dict:
+    return {key: app.setting(f"local.{key}") for key in ("n_ctx", "threads", "parallel")}
+
+
+@hookimpl
+def register_model_providers(register, app):
+    register("local", LocalProvider(ENGINE, models_dir=app.settings.local_models_dir(), load=load_settings(app)))
 
 
 @hookimpl
@@ -25,12 +37,12 @@ def register_commands(cli):
 
 
 @hookimpl
-def default_judge_model():
+def default_judge_model(app):
     """The judge to use when none is configured: the best installed local model, with the
     sentence the core says once, or None."""
     from .files import best_judge
 
-    model = best_judge()
+    model = best_judge(app.settings.local_models_dir())
     if model is None:
         return None
     note = (f"no judge model configured: judging with the local model local/{model.name} "

@@ -47,14 +47,15 @@ def bad_request(message: str, model: str) -> Exception:
     return _litellm().BadRequestError(message=message, llm_provider="local", model=model)
 
 
-def locate(name: str) -> Path:
-    """The file behind a ``local/`` model name, checked; ModelFileError when it cannot be used."""
+def locate(name: str, directory: Path) -> Path:
+    """The file behind a ``local/`` model name (named models in the models ``directory``),
+    checked; ModelFileError when it cannot be used."""
     from .catalogue import CATALOGUE, lookup
     from .files import ModelFileError, verified_path
 
     named = lookup(name)
     if named is not None:
-        return verified_path(named)
+        return verified_path(named, directory)
     if not name.lower().endswith(".gguf"):
         raise ModelFileError(f"local/{name}: not a named local model ({', '.join(CATALOGUE)}) "
                              "nor a path to a .gguf file")
@@ -69,8 +70,8 @@ def locate(name: str) -> Path:
     return path
 
 
-def build_request(model: str, messages: list[dict[str, Any]], optional_params: dict[str, Any]) -> tuple[
-        dict[str, Any], LoadSettings]:
+def build_request(model: str, messages: list[dict[str, Any]], optional_params: dict[str, Any],
+                  defaults: dict[str, Any] | None = None) -> tuple[dict[str, Any], LoadSettings]:
     """The llama.cpp request and the load settings, from litellm's arguments."""
     params = dict(optional_params or {})
     load = {key: params.pop(key) for key in LOAD_PARAMS if key in params}
@@ -90,7 +91,7 @@ def build_request(model: str, messages: list[dict[str, Any]], optional_params: d
     request.setdefault("cache_prompt", True)
     request["messages"] = [_plain_message(m) for m in messages]
     try:
-        settings = LoadSettings.resolve(**load)
+        settings = LoadSettings.resolve(**load, defaults=defaults)
     except Exception as exc:
         raise bad_request(str(exc), model) from None
     return request, settings
@@ -158,10 +159,14 @@ def _error(litellm: Any, model: str, error: dict[str, Any]) -> Exception:
 
 
 class LocalProvider:
-    """The handler behind ``local/...`` model strings (registered through ``register_model_providers``)."""
+    """The handler behind ``local/...`` model strings (registered through ``register_model_providers``):
+    one per application (its models directory, its load settings ``n_ctx``, ``threads``,
+    ``parallel``), on an engine that may hold the models of several."""
 
-    def __init__(self, engine: Engine | None = None) -> None:
+    def __init__(self, engine: Engine | None = None, *, models_dir: Path, load: dict[str, Any] | None = None) -> None:
         self.engine = engine or Engine()
+        self.models_dir = Path(models_dir)
+        self.load = dict(load or {})
 
     def capabilities(self, model: str) -> dict[str, Any]:
         """What the model layer should assume for ``model`` (``local/NAME``) when settings say nothing:
@@ -169,19 +174,19 @@ class LocalProvider:
         judges without reasoning unless a scorer asks for it (a small model's one-word answer is
         readable and fast, its reasoning often never reaches a verdict)."""
         return {"supports_schema": True, "supports_logprobs": True, "reasoning": False,
-                "concurrency": LoadSettings.resolve().n_parallel}
+                "concurrency": LoadSettings.resolve(defaults=self.load).n_parallel}
 
     def check(self, model: str) -> None:
         """Before a run is stored: ``model`` (``local/NAME``) names an installed, intact model file
         (else a ModelFileError that says how to install it)."""
-        locate(model.removeprefix("local/"))
+        locate(model.removeprefix("local/"), self.models_dir)
 
     def _loaded(self, model: str, settings: LoadSettings) -> Any:
         from .files import ModelFileError
 
         def checked_locate() -> Path:
             try:
-                return locate(model)
+                return locate(model, self.models_dir)
             except ModelFileError as exc:
                 raise bad_request(str(exc), model) from None
 
@@ -192,7 +197,7 @@ class LocalProvider:
                    api_key: Any = None, logging_obj: Any = None, optional_params: dict | None = None,
                    acompletion: Any = None, litellm_params: dict | None = None, logger_fn: Any = None,
                    headers: Any = None, timeout: Any = None, client: Any = None) -> Any:
-        request, settings = build_request(model, messages, optional_params or {})
+        request, settings = build_request(model, messages, optional_params or {}, self.load)
         return to_response(model, self._loaded(model, settings).submit(request).result())
 
     async def acompletion(self, model: str, messages: list, api_base: Any = None, custom_prompt_dict: Any = None,
@@ -200,7 +205,7 @@ class LocalProvider:
                           api_key: Any = None, logging_obj: Any = None, optional_params: dict | None = None,
                           acompletion: Any = None, litellm_params: dict | None = None, logger_fn: Any = None,
                           headers: Any = None, timeout: Any = None, client: Any = None) -> Any:
-        request, settings = build_request(model, messages, optional_params or {})
+        request, settings = build_request(model, messages, optional_params or {}, self.load)
         # Cancelling the awaiting task cancels a queued request before it runs.
         result = await asyncio.wrap_future(self._loaded(model, settings).submit(request))
         return to_response(model, result)

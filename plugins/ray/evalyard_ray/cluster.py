@@ -14,7 +14,9 @@ import socket
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from evalyard import InputError, Settings
+from evalyard import InputError
+
+from .settings import RaySettings
 
 from .worker import Reference, node_report
 
@@ -32,19 +34,22 @@ class Connection:
     owned: bool  # this executor called ray.init, so it calls ray.shutdown
 
 
-def connect() -> Connection:
-    address = (Settings.variable(ADDRESS_ENV) or "").strip()
+def connect(settings: RaySettings) -> Connection:
+    address = settings.address
     if address and address != "auto" and "://" not in address:
         probe(address)  # before importing Ray: a wrong address is refused at once
     import ray
 
-    messages_to_stderr()
+    # Ray prints the cluster's error messages (a node that died) on the driver's stdout from a
+    # thread every driver's ray.init starts (ray/_private/worker.py, listen_error_messages); no
+    # public setting sends them elsewhere (log_to_driver and logging_config govern the workers'
+    # logs only), and its private printing function is not ours to replace: they stay on stdout.
     if ray.is_initialized():
         return Connection("existing", owned=False)
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
     if not address:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        cpus = int(Settings.variable("EVALYARD_RAY_LOCAL_CPUS") or os.cpu_count() or 1)
+        cpus = settings.local_cpus or os.cpu_count() or 1
         # the instance is the run's own and token-protected: Ray's notice that it is would be noise
         logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
         try:
@@ -58,23 +63,6 @@ def connect() -> Connection:
     except Exception as exc:
         raise InputError(f"cannot connect to the Ray cluster at {address} ({ADDRESS_ENV}): {first_line(exc)}") from None
     return Connection(address, owned=True)
-
-
-def messages_to_stderr() -> None:
-    """Ray prints the cluster's error messages (a node that died) on the driver's stdout from a
-    background thread, which would corrupt ``evalyard run --json``: send them to stderr. Ray has
-    no setting for this, so its one printing function is wrapped (once per process)."""
-    from ray._private import worker
-
-    original = worker.print_to_stdstream
-    if getattr(original, "evalyard_stderr", False):
-        return
-
-    def to_stderr(data, *args, **kwargs):
-        return original({**data, "is_err": True}, *args, **kwargs)
-
-    to_stderr.evalyard_stderr = True  # type: ignore[attr-defined]
-    worker.print_to_stdstream = to_stderr
 
 
 def probe(address: str) -> None:

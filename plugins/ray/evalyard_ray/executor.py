@@ -5,43 +5,29 @@ node cannot run; ``score_batch`` hands a batch to the scorer's pool and returns 
 the runner, which writes them: the driver stays the only database writer, so nodes need no
 database credentials and a batch is written once however often it was moved.
 
-Settings (environment of the driver):
+Settings (the driver's application, ``RaySettings``; variables as declared in ``settings.py``):
 
-- ``EVALYARD_RAY_ADDRESS``: the cluster (see ``cluster``); unset: a local instance.
-- ``EVALYARD_RAY_ACTORS``: actors per (scorer, config); default: as many as the live nodes
-  hold (the scorers of a run take the nodes in turn).
-- ``EVALYARD_RAY_WORKER_TIMEOUT``: seconds a scorer may go without any live actor before the
-  run stops as ``failed`` (resumable); default 120.
-- ``EVALYARD_RAY_LOCAL_CPUS``: CPUs of a local instance; default all.
+- ``ray.address`` (``EVALYARD_RAY_ADDRESS``): the cluster (see ``cluster``); unset: a local instance.
+- ``ray.actors`` (``EVALYARD_RAY_ACTORS``): actors per (scorer, config); default: as many as the
+  live nodes hold (the scorers of a run take the nodes in turn).
+- ``ray.worker_timeout`` (``EVALYARD_RAY_WORKER_TIMEOUT``): seconds a scorer may go without any
+  live actor before the run stops as ``failed`` (resumable); default 120.
+- ``ray.local_cpus`` (``EVALYARD_RAY_LOCAL_CPUS``): CPUs of a local instance; default all.
 """
 
 from __future__ import annotations
 
-import json
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from typing import Any
 
-from evalyard import InputError, Scorer, Settings
-from evalyard import class_reference
+from evalyard import InputError, Scorer, ScorerRef
 
 from .cluster import capacity, check_nodes, connect
 from .pool import ActorPool, Progress
+from .settings import RaySettings
 from .worker import ScorerWorker, file_digest
 
 DEFAULT_TIMEOUT = 120.0
-
-
-def env_number(name: str, default: float, minimum: float) -> float:
-    text = (Settings.variable(name) or "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{name}={text!r}: expected a number") from None
-    if value < minimum:
-        raise InputError(f"{name}={text!r}: expected at least {minimum:g}")
-    return value
 
 
 def driver_versions(module: str) -> dict[str, str | None]:
@@ -68,8 +54,10 @@ def actor_resources(scorer: Scorer) -> dict[str, float]:
 
 
 class RayExecutor:
-    def __init__(self, concurrency: int) -> None:
+    def __init__(self, concurrency: int, settings: RaySettings | None = None) -> None:
         self.concurrency = concurrency
+        self.settings = settings or RaySettings()
+        self.recipe = None
         self.connection = None
         self.timeout = DEFAULT_TIMEOUT
         self.actors_per_pool: int | None = None
@@ -78,15 +66,19 @@ class RayExecutor:
         self._actor_class: Any = None
         self._progress = Progress()
 
+    def bind(self, budget: Any, runtime: Any) -> None:
+        """The run's runtime: each actor's scorer is set up with one rebuilt from its recipe."""
+        self.recipe = getattr(runtime, "recipe", None)
+
     # -- before the run ------------------------------------------------------------
     def check(self, scorer: Scorer) -> None:
-        self.timeout = env_number("EVALYARD_RAY_WORKER_TIMEOUT", DEFAULT_TIMEOUT, 1)
-        actors = (Settings.variable("EVALYARD_RAY_ACTORS") or "").strip()
-        self.actors_per_pool = int(env_number("EVALYARD_RAY_ACTORS", 0, 1)) if actors else None
-        reference = class_reference(type(scorer), "ray")
+        self.timeout = self.settings.worker_timeout
+        self.actors_per_pool = self.settings.actors
+        ref = ScorerRef.of(scorer, executor="ray")
+        reference = (ref.module, ref.qualname, ref.path)
         actor_resources(scorer)
         if self.connection is None:
-            self.connection = connect()
+            self.connection = connect(self.settings)
         if reference not in self._checked:
             expected = driver_versions(reference[0])
             digest = file_digest(reference[2]) if reference[2] else None
@@ -97,24 +89,19 @@ class RayExecutor:
                 raise
             self._checked[reference] = expected
 
-    @staticmethod
-    def _key(scorer: Scorer) -> tuple:
-        return class_reference(type(scorer), "ray"), json.dumps(scorer.config_dict(), sort_keys=True, default=str)
-
     # -- the run ---------------------------------------------------------------------
     async def score_batch(self, scorer: Scorer, cases: list) -> list:
-        key = self._key(scorer)
-        pool = self._pools.get(key)
+        ref = ScorerRef.of(scorer, self.recipe, "ray")
+        pool = self._pools.get(ref.key)
         if pool is None:
-            pool = self._pools[key] = self._new_pool(scorer, key)
+            pool = self._pools[ref.key] = self._new_pool(scorer, ref)
         return await pool.score(cases)
 
-    def _new_pool(self, scorer: Scorer, key: tuple) -> ActorPool:
+    def _new_pool(self, scorer: Scorer, ref: ScorerRef) -> ActorPool:
         import ray
 
         if self._actor_class is None:
             self._actor_class = ray.remote(ScorerWorker)
-        reference = key[0]
         resources = actor_resources(scorer)
         options: dict[str, Any] = {
             "num_cpus": resources["cpu"], "num_gpus": resources.get("gpu", 0),
@@ -122,14 +109,13 @@ class RayExecutor:
         }
         if resources.get("memory_mb"):
             options["memory"] = int(resources["memory_mb"] * 1024 * 1024)
-        config = scorer.config_dict()
-        expected = self._checked[reference]
+        expected = self._checked[(ref.module, ref.qualname, ref.path)]
         actor = self._actor_class.options(**options)
         # Every pool may fill the cluster: the runner hands all scorers' batches over at once, Ray
         # places actors in the order asked, and a pool with no batch left releases its actors, so
         # the scorers take the nodes in turn, each with all of them.
         size = self.actors_per_pool or max(1, capacity(resources))
-        return ActorPool(scorer.name, lambda: actor.remote(reference, config, expected), size,
+        return ActorPool(f"scorer {scorer.name!r}", lambda: actor.remote(ref, expected), size,
                          timeout=self.timeout, progress=self._progress, resources=resources)
 
     def close(self) -> None:

@@ -12,9 +12,9 @@ A node needs evalyard-local and the model file (``evalyard models install NAME``
 ``EVALYARD_MODELS_DIR`` in the node's environment); the driver needs neither the file nor the RAM.
 A run's judges check every live node for both before the run is stored (``check``).
 
-Settings (environment of the driver): ``EVALYARD_RAY_MODEL_ACTORS`` (default one per live node),
-``EVALYARD_RAY_MODEL_CPUS`` (CPUs per actor, default 1; llama.cpp gets as many threads), and the
-cluster as for the executor (``EVALYARD_RAY_ADDRESS``).
+Settings (the driver's application, ``RaySettings``): ``ray.model_actors`` (default one per live
+node), ``ray.model_cpus`` (CPUs per actor, default 1; llama.cpp gets as many threads), and the
+cluster as for the executor (``ray.address``).
 """
 
 from __future__ import annotations
@@ -23,19 +23,26 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import threading
-from dataclasses import dataclass
 from typing import Any, Callable
 
-from evalyard import InputError, Settings
+from evalyard import InputError
+
+from .settings import RaySettings
 
 
-def whole_number(name: str) -> int | None:
-    text = (Settings.variable(name) or "").strip()
-    if not text:
-        return None
-    if not text.isdigit() or int(text) < 1:
-        raise InputError(f"{name}={text!r}: expected a whole number >= 1")
-    return int(text)
+def node_locate(name: str, for_call: bool = False) -> Any:
+    """``local/NAME``'s file as this node sees it: the models directory of the node's own
+    environment (each node process is an application of its own), checked. ``for_call``: a
+    missing file is the call's bad request (not retried), as evalyard-local's provider says it."""
+    from evalyard import Application
+    from evalyard_local import ModelFileError, bad_request, locate
+
+    try:
+        return locate(name, Application().settings.local_models_dir())
+    except ModelFileError as exc:
+        if not for_call:
+            raise
+        raise bad_request(str(exc), name) from None
 
 
 # -- on the nodes ------------------------------------------------------------------------------
@@ -64,7 +71,7 @@ class ModelServer:
     takes every request sent to it and the engine's queue decides the order, as in process."""
 
     def __init__(self, cpus: int) -> None:
-        from evalyard_local.engine import Engine
+        from evalyard_local import Engine
 
         self.engine = Engine()
         self.cpus = cpus
@@ -79,14 +86,20 @@ class ModelServer:
         except Exception as exc:
             return "error", portable(exc)
 
-    def report(self) -> dict[str, Any]:
-        """Where this actor runs and how many requests its models answered."""
+    def where(self) -> dict[str, Any]:
+        """Where this actor runs (the pool's sign that it started)."""
         import os
 
         import ray
 
-        return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid(),
-                "calls": {name: model.calls for name, model in self.engine.loaded().items()}}
+        return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
+
+    def report(self) -> dict[str, Any]:
+        """Where this actor runs and how many requests its models answered."""
+        return {**self.where(), "calls": {name: model.calls for name, model in self.engine.loaded().items()}}
+
+    def close(self) -> None:
+        """The pool's goodbye; the models go with the actor's process."""
 
 
 def model_report(distributions: list[str], name: str) -> dict[str, Any]:
@@ -96,9 +109,7 @@ def model_report(distributions: list[str], name: str) -> dict[str, Any]:
 
     found = node_report(distributions, [])
     try:
-        from evalyard_local.provider import locate
-
-        locate(name)
+        node_locate(name)
         found["model_error"] = None
     except Exception as exc:
         found["model_error"] = str(exc) or type(exc).__name__
@@ -106,13 +117,6 @@ def model_report(distributions: list[str], name: str) -> dict[str, Any]:
 
 
 # -- on the driver -------------------------------------------------------------------------------
-@dataclass(eq=False)
-class ModelActor:
-    handle: Any
-    ready: bool = False
-    in_flight: int = 0
-
-
 def unavailable(model: str, message: str) -> Exception:
     """What the model layer gets when no actor could answer: a provider that is down (it retries)."""
     from evalyard import load_litellm
@@ -132,30 +136,28 @@ class RemoteModel:
 
 
 class ModelActors:
-    """The driver's pool of model actors, in the shape of evalyard-local's ``Engine``.
+    """The driver's model actors, in the shape of evalyard-local's ``Engine``: the plugin's one
+    ``ActorPool`` (``pool``) of ``ModelServer`` actors, kept loaded between calls.
 
     Actors start at the first request, one per live node unless ``EVALYARD_RAY_MODEL_ACTORS`` says
-    otherwise, spread over the nodes. A request goes to the ready actor with the fewest requests in
+    otherwise, spread over the nodes. A request goes to the live actor with the fewest requests in
     flight. A request lost with its actor or node goes to another actor, and a replacement actor
-    is asked for; after as many losses as the pool has actors, the call fails as a provider that
-    is unavailable (the model layer retries it, then records the error).
+    is started; after as many losses as the pool has actors (or as many actors in a row failed
+    to start), the call fails as a provider that is unavailable (the model layer retries it, then
+    records the error).
 
     Requests are awaited on a loop of the pool's own thread: a caller may be the run's event loop
     (``acompletion``) or a plain thread (``completion``), and both get a ``concurrent.futures``
     future, as from the engine in process.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, settings: RaySettings | None = None) -> None:
+        self.settings = settings or RaySettings()
         self._lock = threading.RLock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._actors: list[ModelActor] = []
+        self._pool: Any = None
         self._job: Any = None
-        self._make: Any = None
         self._checked: set[str] = set()
-        #: actors that died before they ever answered, since one last did: a node that cannot even
-        #: start one (a broken install) is not given replacements forever
-        self._failed_starts = 0
-        self.last_error = ""
 
     def get(self, name: str, locate: Callable[[], Any], settings: Any) -> RemoteModel:
         return RemoteModel(self, name, locate, settings)
@@ -180,9 +182,9 @@ class ModelActors:
             self._checked.add(name)
 
     def size(self) -> int:
-        """How many actors the pool keeps (starting it)."""
+        """How many actors the pool keeps."""
         with self._lock:
-            return len(self._start())
+            return self._start().size
 
     def _runner(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -201,112 +203,50 @@ class ModelActors:
 
         with self._lock:
             if not ray.is_initialized():
-                connect()
+                connect(self.settings)
             job = ray.get_runtime_context().get_job_id()
             if job != self._job:
-                self._job, self._actors, self._make, self._checked = job, [], None, set()
-                self._failed_starts = 0
+                self._job, self._pool, self._checked = job, None, set()
 
-    def _start(self) -> list[ModelActor]:
-        """The live pool, started (or started again after the driver's Ray connection changed)."""
+    def _start(self) -> Any:
+        """The pool (made again after the driver's Ray connection changed); its actors start at
+        the first request."""
         import ray
 
         from .cluster import alive_nodes, capacity
+        from .pool import ActorPool
 
         with self._lock:
             self._connect()
-            if not self._actors:
-                cpus = whole_number("EVALYARD_RAY_MODEL_CPUS") or 1
+            if self._pool is None:
+                cpus = self.settings.model_cpus
                 if capacity({"cpu": cpus}) < 1:
                     raise InputError(f"no node of the Ray cluster has {cpus} CPU(s) for a model actor "
                                      "(EVALYARD_RAY_MODEL_CPUS)")
-                self._make = ray.remote(ModelServer).options(
+                make = ray.remote(ModelServer).options(
                     num_cpus=cpus, max_restarts=0, max_task_retries=0, scheduling_strategy="SPREAD").remote
-                for _ in range(whole_number("EVALYARD_RAY_MODEL_ACTORS") or len(alive_nodes())):
-                    self._add(cpus)
-            return self._actors
-
-    def _add(self, cpus: int) -> None:
-        actor = ModelActor(self._make(cpus))
-        self._actors.append(actor)
-        asyncio.run_coroutine_threadsafe(self._join(actor), self._runner())
-
-    async def _join(self, actor: ModelActor) -> None:
-        """Ready once it answers (its process started, the engine built): requests prefer it then."""
-        try:
-            await actor.handle.report.remote()
-        except Exception as exc:
-            with self._lock:
-                self._failed_starts += 1
-            self._lose(actor, exc)
-            return
-        with self._lock:
-            self._failed_starts = 0
-        actor.ready = True
-
-    def _lose(self, actor: ModelActor, exc: BaseException) -> None:
-        """Forget a dead actor and ask for its replacement (once, however many requests it held;
-        none after as many actors in a row as the pool holds died before answering once)."""
-        import ray
-
-        from .pool import describe
-
-        with self._lock:
-            self.last_error = describe(exc)
-            if actor not in self._actors:
-                return
-            self._actors.remove(actor)
-            try:
-                ray.kill(actor.handle, no_restart=True)
-            except Exception:
-                pass
-            if self._failed_starts <= len(self._actors):
-                self._add(whole_number("EVALYARD_RAY_MODEL_CPUS") or 1)
-
-    def _pick(self, model: str) -> ModelActor:
-        with self._lock:
-            if self._failed_starts and not self._actors:
-                raise unavailable(model, f"no Ray model actor could start ({self.last_error})")
-            actor = min(self._start(), key=lambda a: (not a.ready, a.in_flight))
-            actor.in_flight += 1
-            return actor
+                size = self.settings.model_actors or len(alive_nodes())
+                self._pool = ActorPool("model actors", lambda: make(cpus), size, per_actor=None,
+                                       timeout=self.settings.worker_timeout,
+                                       resources={"cpu": float(cpus)}, release_when_idle=False,
+                                       max_failed_starts=size)
+            return self._pool
 
     # -- requests ------------------------------------------------------------------------------
     def submit(self, call: tuple) -> concurrent.futures.Future:
         return asyncio.run_coroutine_threadsafe(self._serve(call), self._runner())
 
     async def _serve(self, call: tuple) -> Any:
-        import ray
+        from evalyard import ExecutorUnavailable
 
-        from .pool import lost_errors
-
-        lost = lost_errors()
-        attempt = 0
-        while True:
-            actor = self._pick(call[0])
-            sent = actor.handle.chat.remote(*call)
-            try:
-                kind, payload = await sent
-            except asyncio.CancelledError:
-                # the caller gave up (timeout, cancelled run): the engine on the actor drops the
-                # request if it has not started, as it would in process
-                try:
-                    ray.cancel(sent)
-                except Exception:  # already finished, or the connection is gone
-                    pass
-                raise
-            except lost as exc:
-                self._lose(actor, exc)
-                attempt += 1
-                if attempt >= max(2, len(self._actors) + 1):
-                    raise unavailable(call[0], f"no Ray model actor could answer ({self.last_error})") from None
-                continue
-            finally:
-                with self._lock:
-                    actor.in_flight -= 1
-            if kind == "error":  # the engine's own error, raised as it would have been in process
-                raise rebuilt(*payload)
-            return payload
+        pool = self._start()
+        try:
+            kind, payload = await pool.call("chat", *call, attempts=max(2, pool.size + 1))
+        except ExecutorUnavailable as exc:
+            raise unavailable(call[0], str(exc)) from None
+        if kind == "error":  # the engine's own error, raised as it would have been in process
+            raise rebuilt(*payload)
+        return payload
 
     # -- looking and ending ------------------------------------------------------------------
     def report(self) -> list[dict[str, Any]]:
@@ -314,26 +254,24 @@ class ModelActors:
         import ray
 
         with self._lock:
-            handles = [a.handle for a in self._actors]
+            handles = [a.handle for a in self._pool.live] if self._pool is not None else []
         return ray.get([h.report.remote() for h in handles])
 
     def close(self) -> None:
         """Stop the actors (otherwise they live as long as the driver's Ray connection)."""
-        import ray
-
         with self._lock:
-            actors, self._actors = self._actors, []
-        for actor in actors:
-            try:
-                ray.kill(actor.handle, no_restart=True)
-            except Exception:
-                pass
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
 
 
-def cluster_provider(actors: ModelActors) -> Any:
-    """evalyard-local's provider with its models on the actors; as many requests in flight as all
-    the actors' slots together."""
-    from evalyard_local.provider import LocalProvider
+def cluster_provider(local: Any, actors: ModelActors) -> Any:
+    """evalyard-local's provider ``local`` (the application's: its load settings) with its models
+    on the actors, each located on the actor's node; as many requests in flight as all the
+    actors' slots together."""
+    import functools
+
+    from evalyard_local import LocalProvider
 
     class ClusterLocalProvider(LocalProvider):
         def capabilities(self, model: str) -> dict[str, Any]:
@@ -348,20 +286,7 @@ def cluster_provider(actors: ModelActors) -> Any:
         def check(self, model: str) -> None:
             actors.check(model.removeprefix("local/"))
 
-    return ClusterLocalProvider(engine=actors)
+        def _loaded(self, model: str, settings: Any) -> Any:
+            return self.engine.get(model, functools.partial(node_locate, model, True), settings)
 
-
-def install() -> Any:
-    """Route ``local/...`` calls to model actors; returns the provider (its ``engine`` is the pool)."""
-    try:
-        # evalyard-local registers its in-process provider when it loads: load it first, so this
-        # registration is the one that stays whichever plugin the entry points load first
-        import evalyard_local.plugin  # noqa: F401
-    except ImportError as exc:
-        raise ImportError(f"EVALYARD_RAY_LOCAL_MODELS is set, but evalyard-local cannot be imported ({exc}): "
-                          "pip install evalyard-local") from None
-    from evalyard import add_custom_provider
-
-    provider = cluster_provider(ModelActors())
-    add_custom_provider("local", provider)
-    return provider
+    return ClusterLocalProvider(actors, models_dir=local.models_dir, load=local.load)

@@ -1,33 +1,46 @@
-"""The plugin's hooks: registers the ``ray`` executor (Ray is imported when a run first uses it).
-
-With ``EVALYARD_RAY_LOCAL_MODELS=1`` loading the plugin also routes ``local/...`` model calls to
-model actors on the cluster (``evalyard_ray.models``); nothing connects to Ray until a call.
+"""The plugin's hooks: its settings, the ``ray`` executor (Ray is imported when a run first uses
+it) and, with ``EVALYARD_RAY_LOCAL_MODELS=1``, ``local/...`` model calls served by model actors on
+the cluster (``evalyard_ray.models``), taken over from evalyard-local through
+``wrap_model_provider``: a blocked or absent evalyard-local has no provider to take over.
 """
 
 from __future__ import annotations
 
-from evalyard import Settings, hookimpl
+import weakref
 
-#: the switch (read here, so that a run without it never imports the models module)
-LOCAL_MODELS = "EVALYARD_RAY_LOCAL_MODELS"
+from evalyard import hookimpl
 
+from .settings import DECLARED, RaySettings
 
-def ray_executor(concurrency: int):
-    from .executor import RayExecutor
-
-    return RayExecutor(concurrency)
+#: Each application's pool of model actors: one per application however often its registry is
+#: built again (a plugin added from Python), so actors that served calls are not left behind.
+_model_actors: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 @hookimpl
-def register_executors(register):
+def register_settings(register):
+    for name, kind, default, env, help in DECLARED:
+        register(name, kind, default, env=env, help=help)
+
+
+@hookimpl
+def register_executors(register, app):
+    def ray_executor(concurrency: int):
+        from .executor import RayExecutor
+
+        return RayExecutor(concurrency, RaySettings.of(app))
+
     register("ray", ray_executor)
 
 
-def local_models_enabled() -> bool:
-    return (Settings.variable(LOCAL_MODELS) or "").strip().lower() not in ("", "0", "false", "no", "off")
+@hookimpl
+def wrap_model_provider(name, handler, app):
+    if name != "local" or not app.setting("ray.local_models"):
+        return None
+    from .models import ModelActors, cluster_provider
 
-
-if local_models_enabled():
-    from .models import install
-
-    install()
+    settings = RaySettings.of(app)
+    actors = _model_actors.get(app)
+    if actors is None or actors.settings != settings:
+        actors = _model_actors[app] = ModelActors(settings)
+    return cluster_provider(handler, actors)

@@ -1,14 +1,17 @@
-"""A pool of warm actors for one (scorer, config), driven from the run's event loop.
+"""The plugin's one pool of warm actors, driven from one event loop: a scorer's (one per
+(scorer, config), on the run's loop) and the model actors' (``models``, on their own loop).
 
-Each actor takes at most ``per_actor`` batches at a time (one scoring, one waiting so the actor
-never idles between batches), so at most ``size * per_actor`` batches of a scorer are
-serialised and in flight whatever the run's size.
+Each actor takes at most ``per_actor`` calls at a time (a scorer's: one batch scoring, one
+waiting so the actor never idles between batches; model actors: unbounded, their engine queues),
+so at most ``size * per_actor`` batches of a scorer are serialised and in flight whatever the
+run's size. How many batches the run has pending is the runner's budget, not the pool's.
 
-Faults: a batch whose actor, worker process or node died is moved to another live actor, and
+Faults: a call whose actor, worker process or node died is moved to another live actor, and
 one replacement actor is started per lost actor (placed wherever the cluster has room). Ray
 itself never retries (``max_restarts=0``, ``max_task_retries=0``): a call on a dead node would
 burn its retries within seconds, while the driver knows which actors are alive. When no actor
-of the pool has been alive for ``timeout`` seconds, the run stops with ``ExecutorUnavailable``.
+of the pool has been alive for ``timeout`` seconds, or a call was lost ``attempts`` times, the
+call raises ``ExecutorUnavailable``.
 """
 
 from __future__ import annotations
@@ -18,8 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from evalyard import Case, Score
-from evalyard import BatchStopped, ExecutorUnavailable, StopRun
+from evalyard import Case, ExecutorUnavailable, Score
 
 #: Seconds before another attempt when an actor could not be built (a node that cannot build
 #: it now may be replaced by one that can; the pool's timeout bounds the waiting).
@@ -63,15 +65,26 @@ class Progress:
 
 
 class ActorPool:
-    def __init__(self, scorer_name: str, make: Callable[[], Any], size: int, *, timeout: float,
-                 progress: Progress, per_actor: int = 2, resources: dict[str, float] | None = None) -> None:
-        self.scorer_name = scorer_name
+    """``size`` actors made by ``make()`` (each answering ``where()`` once started), for what
+    ``name`` says (``scorer 'bertscore'``). ``release_when_idle``: a scorer's pool lets its actors
+    go when no call is left (the run's other scorers get the CPUs); the model actors stay loaded.
+    ``max_failed_starts``: after that many actors in a row died before starting, stop replacing
+    them (a node that cannot even build one); None: keep trying until ``timeout``."""
+
+    def __init__(self, name: str, make: Callable[[], Any], size: int, *, timeout: float,
+                 progress: Progress | None = None, per_actor: int | None = 2,
+                 resources: dict[str, float] | None = None, release_when_idle: bool = True,
+                 max_failed_starts: int | None = None) -> None:
+        self.name = name
         self.make = make
         self.size = size
         self.timeout = timeout
-        self.progress = progress
+        self.progress = progress or Progress()
         self.per_actor = per_actor
         self.resources = resources or {}
+        self.release_when_idle = release_when_idle
+        self.max_failed_starts = max_failed_starts
+        self.failed_starts = 0
         self.live: list[Actor] = []
         self.starting: list[Actor] = []
         self.lost = 0
@@ -93,7 +106,7 @@ class ActorPool:
             self._loop = asyncio.get_running_loop()
         self._active = True
         self._no_actor_since = time.monotonic()
-        for _ in range(self.size):
+        for _ in range(self.size - len(self.live) - len(self.starting)):
             self._start()
 
     def _start(self) -> None:
@@ -109,11 +122,16 @@ class ActorPool:
         except Exception as exc:  # its constructor raised, or its node died before it started
             self.starting.remove(actor)
             self.last_error = describe(exc)
+            self.failed_starts += 1
             _kill(actor.handle)
+            if self._gave_up():
+                await self._notify()
+                return
             await asyncio.sleep(RETRY_DELAY)
             if self._active and not self.closed:
                 self._start()
             return
+        self.failed_starts = 0
         self.starting.remove(actor)
         if not self._active or self.closed:
             _kill(actor.handle)
@@ -146,6 +164,9 @@ class ActorPool:
             _kill(actor.handle)
         self.live, self.starting = [], []
 
+    def _gave_up(self) -> bool:
+        return self.max_failed_starts is not None and self.failed_starts >= self.max_failed_starts
+
     async def _notify(self) -> None:
         assert self._changed is not None
         async with self._changed:
@@ -158,7 +179,7 @@ class ActorPool:
         assert self._changed is not None
         async with self._changed:
             while True:
-                free = [a for a in self.live if a.in_flight < self.per_actor]
+                free = [a for a in self.live if self.per_actor is None or a.in_flight < self.per_actor]
                 if free:
                     actor = min(free, key=lambda a: a.in_flight)
                     actor.in_flight += 1
@@ -166,6 +187,8 @@ class ActorPool:
                 if self.live:  # all busy: a batch coming back frees one
                     await self._changed.wait()
                     continue
+                if not self.starting and self._gave_up():
+                    raise ExecutorUnavailable(self._unavailable_message())
                 now = time.monotonic()
                 deadline = max(self._no_actor_since, self.progress.last) + self.timeout
                 if now >= deadline:
@@ -181,37 +204,57 @@ class ActorPool:
         else:
             needs = ", ".join(f"{k}={v:g}" for k, v in sorted(self.resources.items())) or "cpu=1"
             cause = f"{len(self.starting)} actor(s) wait for a node with {needs} free"
-        return (f"no Ray worker for scorer {self.scorer_name!r} for {self.timeout:g} s ({cause}); "
+        if self._gave_up():
+            return (f"no Ray worker for {self.name}: {self.failed_starts} actor(s) in a row could not start "
+                    f"({cause})")
+        return (f"no Ray worker for {self.name} for {self.timeout:g} s ({cause}); "
                 f"an infrastructure failure, not a scorer error")
 
     async def score(self, cases: list[Case]) -> list[Score]:
+        """A batch on a scorer's actor (``ScorerWorker.score``): the scores, or the scorer's stop."""
+        done = await self.call("score", cases)
+        return done.result()  # the scores, or the scorer's stop raised as the core maps it
+
+    async def call(self, method: str, *args: Any, attempts: int | None = None) -> Any:
+        """``method(*args)`` on the live actor with the fewest calls in flight; a call lost with its
+        actor goes to another (after ``attempts`` losses: ``ExecutorUnavailable``)."""
+        import ray
+
         lost = lost_errors()
+        losses = 0
         while True:
             self.waiting += 1
             try:
                 actor = await self._acquire()
             finally:
                 self.waiting -= 1
+            sent = getattr(actor.handle, method).remote(*args)
             try:
-                kind, payload, partial = await actor.handle.score.remote(cases)
+                answer = await sent
             except lost as exc:
                 actor.in_flight -= 1
                 await self._lose(actor, exc)
-                continue  # the same batch, on another live actor
-            except BaseException:
+                losses += 1
+                if attempts is not None and losses >= attempts:
+                    raise ExecutorUnavailable(f"no Ray worker for {self.name} could answer "
+                                              f"({self.last_error})") from None
+                continue  # the same call, on another live actor
+            except BaseException as exc:
                 actor.in_flight -= 1
+                if isinstance(exc, asyncio.CancelledError):  # the caller gave up: so does the actor, if it can
+                    try:
+                        ray.cancel(sent)
+                    except Exception:  # already finished, or the connection is gone
+                        pass
                 await self._notify()
                 raise
             actor.in_flight -= 1
             self.progress.mark()
-            if not self.waiting and not any(a.in_flight for a in self.live):
+            if self.release_when_idle and not self.waiting and not any(a.in_flight for a in self.live):
                 self._release()
             else:
                 await self._notify()
-            if kind == "stopped":
-                stop = StopRun(payload)
-                raise BatchStopped(stop, partial) if partial is not None else stop
-            return payload
+            return answer
 
     # -- the end -----------------------------------------------------------------
     async def _cancel_tasks(self) -> None:

@@ -8,34 +8,20 @@ this plugin installed fails to build it with a ``ModuleNotFoundError`` naming th
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import platform
 import socket
 from typing import Any
 
-from evalyard import Case, Score
-from evalyard import BatchStopped, StopRun
+from evalyard import Case, Outcome, ScorerRef
 
-#: (module, qualified name, plugin file or None), as ``evalyard.executors.class_reference`` gives it.
+#: (module, qualified name, plugin file or None), as ``evalyard.class_reference`` gives it.
 Reference = tuple[str, str, "str | None"]
 
 
 def load_scorer_class(reference: Reference) -> Any:
     """Import a scorer class by module and name, or from its plugin file when it came from one."""
-    module_name, qualname, path = reference
-    if path is not None:
-        if not os.path.isfile(path):
-            raise ModuleNotFoundError(f"plugin file {path} is not on this node")
-        from evalyard import import_file
-
-        module = import_file(path)
-    else:
-        module = importlib.import_module(module_name)
-    found: Any = module
-    for part in qualname.split("."):
-        found = getattr(found, part)
-    return found
+    return ScorerRef(*reference, config={}).load_class()
 
 
 def file_digest(path: str) -> str | None:
@@ -81,19 +67,20 @@ def version_mismatches(expected: dict[str, str | None]) -> list[str]:
 
 
 class ScorerWorker:
-    """One warm scorer: built once from its class reference and config, kept for the whole run.
+    """One warm scorer: built once from its ``ScorerRef`` and set up with the worker's runtime
+    (rebuilt from the run's settings on this node), kept for the whole run, closed at its end.
 
-    ``score`` never raises for what the scorer does: a batch-level exception becomes one error
-    per case, as an inline run records it, so Ray never retries a scorer's own failure. Only a
-    lost worker (process, node) reaches the driver as a Ray error, and the driver moves the batch.
+    ``score`` returns an ``Outcome`` and never raises for what the scorer does (the core's one
+    mapping), so Ray never retries a scorer's own failure. Only a lost worker (process, node)
+    reaches the driver as a Ray error, and the driver moves the batch.
     """
 
-    def __init__(self, reference: Reference, config: dict[str, Any], expected: dict[str, str | None]) -> None:
+    def __init__(self, ref: ScorerRef, expected: dict[str, str | None]) -> None:
         wrong = version_mismatches(expected)
         if wrong:  # a node that joined after the pre-run check
             raise RuntimeError(f"node {socket.gethostname()}: " + ", ".join(wrong))
-        cls = load_scorer_class(reference)
-        self.scorer = cls(cls.make_config(config))
+        self.ref = ref
+        ref.start()
 
     def where(self) -> dict[str, Any]:
         import ray
@@ -101,15 +88,8 @@ class ScorerWorker:
         return {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(),
                 "pid": os.getpid()}
 
-    def score(self, cases: list[Case]) -> tuple[str, Any, Any]:
-        try:
-            return "scores", self.scorer.score_batch(cases), None
-        except BatchStopped as stopped:
-            return "stopped", str(stopped), stopped.scores
-        except StopRun as stop:
-            return "stopped", str(stop), None
-        except Exception as exc:
-            return "scores", [Score.failure(exc) for _ in cases], None
+    def score(self, cases: list[Case]) -> Outcome:
+        return self.ref.score(cases)
 
     def close(self) -> None:
-        self.scorer.close()
+        self.ref.close()

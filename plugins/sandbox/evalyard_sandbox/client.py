@@ -19,7 +19,6 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from evalyard import Settings
 
 from .protocol import encode, read_frame
 
@@ -53,8 +52,10 @@ def _import_paths() -> list[str]:
 
 class SandboxClient:
     def __init__(self, *, slots: int, namespaces: bool = True, scratch_mb: int = 64,
-                 force_user_namespace: bool = False, restricted: bool = False) -> None:
-        """``restricted``: the worker loads the restricted policy (RestrictedPython) for its runs."""
+                 force_user_namespace: bool = False, restricted: bool = False, path: str | None = None) -> None:
+        """``restricted``: the worker loads the restricted policy (RestrictedPython) for its runs;
+        ``path``: the worker's PATH (its only environment variable; default ``os.defpath``)."""
+        self.path = path or os.defpath
         self.settings = {
             "slots": max(1, slots),
             "namespaces": namespaces,
@@ -77,7 +78,7 @@ class SandboxClient:
                    json.dumps(self.settings)]
         process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            close_fds=True, start_new_session=True, env={"PATH": Settings.variable("PATH") or "/usr/bin:/bin"},
+            close_fds=True, start_new_session=True, env={"PATH": self.path},
         )
         self._stderr_tail.clear()
         threading.Thread(target=self._drain_stderr, args=(process,), daemon=True,

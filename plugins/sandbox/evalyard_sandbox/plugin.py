@@ -6,5 +6,10 @@ from .scorer import PythonUnitTesting
 
 
 @hookimpl
+def register_settings(register):
+    register("path", str, "/usr/bin:/bin", env="PATH", help="PATH of the sandbox worker process (its only variable)")
+
+
+@hookimpl
 def register_scorers(register):
     register(PythonUnitTesting)

@@ -95,8 +95,12 @@ class PythonUnitTesting(Scorer):
         super().__init__(config, **options)
         self._client = None
         self._client_lock = threading.Lock()
+        #: the worker's PATH: the application's ``sandbox.path`` (set by ``setup``)
+        self.child_path: str | None = None
 
     def setup(self, runtime: Any) -> None:
+        if runtime is not None:  # set up by hand (tests): the default PATH
+            self.child_path = runtime.setting("sandbox.path")
         # Start the worker when a run sets the scorer up (never in the constructor, so making a
         # scorer has no side effect): its start-up then overlaps the rest of the run's set-up
         # (opening the database...). close() stops it; a worker process that scores without a
@@ -125,6 +129,7 @@ class PythonUnitTesting(Scorer):
                     namespaces=self.config.namespaces,
                     scratch_mb=self.config.scratch_mb,
                     restricted=self.config.policy == "restricted",
+                    path=self.child_path,
                 )
             return self._client
 

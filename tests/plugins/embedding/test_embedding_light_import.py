@@ -96,3 +96,19 @@ def test_clause_and_sentence_splitting():
     clauses = text_units(text, "clause")
     assert clauses[:3] == text_units(text, "sentence")
     assert {"I'm not sure,", "but I think so.", "Bring the slides", "all of them!"} <= set(clauses)
+
+
+def test_the_cache_budget_and_offline_mode_are_the_applications_settings():
+    """EVALYARD_EMBEDDING_CACHE_MB and HF_HUB_OFFLINE as the application read them reach a run's
+    scorers (which size the caches of a model they load), without loading a model here."""
+    import evalyard_embedding.plugin as plugin
+    from evalyard import Application, Settings
+
+    cases = [{"id": "a", "candidate": "yes", "reference": "yes"}]
+    for env, expected in (({}, (512.0, True)), ({"EVALYARD_EMBEDDING_CACHE_MB": "3", "HF_HUB_OFFLINE": "0"}, (3.0, False))):
+        app = Application(Settings(entry_points=False, env=env), plugins=[("embedding", plugin)])
+        [prepared] = app.plan(cases, ["semantic_similarity"]).scorers
+        assert (prepared.scorer.cache_mb, prepared.scorer.offline) == expected
+    from evalyard_embedding.cache import EmbeddingCache, budget
+
+    assert EmbeddingCache(budget(3.0)).max_bytes == 3 * 1024 * 1024

@@ -3,6 +3,8 @@ the real layers (litellm with the scripted provider)."""
 
 from __future__ import annotations
 
+from evalyard import Application
+
 
 import pytest
 
@@ -19,10 +21,10 @@ def _only_these_plugins(installed_plugins, monkeypatch):
 def score():
     """Score cases with a scorer instance on a fresh model layer (fast retries), on the layer's
     background loop (litellm wants one loop per process): ``score(scorer, *cases)``."""
-    from evalyard.models import ModelLayer, RetryPolicy
+    from evalyard.models import RetryPolicy
     from evalyard.testing import score_cases
 
-    layer = ModelLayer(retry=RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01), seed=1)
+    layer = Application().model_layer(retry=RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01), seed=1)
 
     def score(scorer, *cases):
         scorer.models = layer

@@ -138,6 +138,6 @@ def test_hallucination_logprob_confidence_per_claim(rules, score):
 def test_logprobs_on_a_choice_judge_is_a_config_error_before_any_call(app, rules):
     from evalyard import InputError
 
-    with pytest.raises(InputError, match="logprobs works with binary answers only"):
+    with pytest.raises(InputError, match="logprobs works with binary answers and with choices whose every label has a value"):
         evalyard.evaluate(QA, [{"name": "qa_correctness", "config": {"logprobs": True}}], app=app,
                           judge_model=rules([{"content": "x"}]))

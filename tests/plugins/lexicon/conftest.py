@@ -28,7 +28,7 @@ def no_nltk_data(monkeypatch):
     from evalyard_lexicon import nltk_support
 
     monkeypatch.setattr(
-        nltk_support, "find_resource", lambda name: (None, f"NLTK resource {name!r} not found (test)")
+        nltk_support, "find_resource", lambda name, data_dirs=(): (None, f"NLTK resource {name!r} not found (test)")
     )
 
 

@@ -63,3 +63,17 @@ def test_default_modes_do_not_import_nltk():
     result = json.loads(output.strip().splitlines()[-1])
     assert result["nltk"] is False
     assert all(isinstance(v, float) for v in result["values"].values())
+
+
+def test_nltk_data_is_the_applications_setting_handed_to_the_compat_scorers(tmp_path):
+    """NLTK_DATA as the application read it (or given in Python) reaches a run's compat scorers."""
+    from evalyard import Application, Settings
+
+    cases = [{"id": "a", "candidate": "One sentence here."}]
+    for settings, expected in ((Settings(entry_points=False, env={"NLTK_DATA": f"{tmp_path}/x{os.pathsep}/y"}),
+                                [f"{tmp_path}/x", "/y"]),
+                               (Settings(entry_points=False, plugin_settings={"lexicon.nltk_data": ["/z"]}), ["/z"]),
+                               (Settings(entry_points=False), [])):
+        app = Application(settings, plugins=[("lexicon", plugin)])
+        plan = app.plan(cases, ["readability:arthur_compat=true", "specificity:arthur_compat=true"])
+        assert [p.scorer.nltk_data for p in plan.scorers] == [expected, expected]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from evalyard import Application
+
 import math
 from typing import Any
 
@@ -16,9 +18,9 @@ LOCAL_SETTINGS = {"supports_schema": True, "supports_logprobs": True, "concurren
 def layer_for(*models: str) -> Any:
     """A model layer outside any run: loading the plugin registers the ``local/`` provider."""
     import evalyard_local.plugin  # noqa: F401
-    from evalyard.models import ModelLayer, ModelSettings
+    from evalyard.models import ModelSettings
 
-    return ModelLayer(settings={m: ModelSettings(**LOCAL_SETTINGS) for m in models}, judge_model=models[0])
+    return Application().model_layer(settings={m: ModelSettings(**LOCAL_SETTINGS) for m in models}, judge_model=models[0])
 
 
 def prompt_scorer(layer: Any, template: str, **options: Any) -> Any:

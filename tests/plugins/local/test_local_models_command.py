@@ -9,6 +9,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
+from evalyard import Application
 from evalyard.cli import cli
 from local_helpers import SMOL, layer_for
 
@@ -49,13 +50,13 @@ def test_verify_detects_a_corrupted_model_file_and_the_file_is_not_used(temp_mod
     assert data == [{"name": "smollm2-135m", "path": str(copy), "ok": False, "problem": data[0]["problem"]}]
     # A model call refuses the damaged file (a recorded error, not an answer from bad weights).
     from evalyard.models import ModelCallError
-    from evalyard_local.plugin import PROVIDER
+    from evalyard_local.plugin import ENGINE
 
-    PROVIDER.engine.unload("smollm2-135m")
+    ENGINE.unload("smollm2-135m")
     layer = layer_for(SMOL)
     with pytest.raises(ModelCallError, match="does not match the pinned"):
         layer.run_sync(layer.complete(SMOL, [{"role": "user", "content": "hi"}], params={"max_tokens": 2}))
-    PROVIDER.engine.unload("smollm2-135m")
+    ENGINE.unload("smollm2-135m")
 
 
 def test_a_truncated_file_fails_on_its_size(temp_models, app, smol_path):
@@ -89,7 +90,7 @@ def test_install_of_a_model_whose_file_checks_out_changes_nothing(temp_models, a
 def test_the_default_judge_is_the_best_installed_model_that_can_judge(temp_models, smol_path, qwen_models):
     from evalyard_local.plugin import default_judge_model
 
-    model, note = default_judge_model()
+    model, note = default_judge_model(Application())  # the models directory the fixtures set
     assert model == "local/qwen2.5-coder-1.5b"
     assert "no judge model configured" in note and "--judge-model" in note
 
@@ -97,7 +98,7 @@ def test_the_default_judge_is_the_best_installed_model_that_can_judge(temp_model
 def test_smollm2_alone_is_never_the_default_judge(temp_models, smol_path):
     from evalyard_local.plugin import default_judge_model
 
-    assert default_judge_model() is None
+    assert default_judge_model(Application()) is None
 
 
 def test_every_evalyard_home_finds_the_installed_models(tmp_path, monkeypatch, qwen_models):
@@ -116,7 +117,7 @@ def test_every_evalyard_home_finds_the_installed_models(tmp_path, monkeypatch, q
         app = Application()
         data = json.loads(invoke(app, "models", "list", "--json").output)
         listings.append((data["models_dir"], {r["name"]: r["path"] for r in data["models"] if r["installed"]}))
-        assert app.host.pm.hook.default_judge_model()[0] == "local/qwen2.5-coder-1.5b"
+        assert app.host.pm.hook.default_judge_model(app=app)[0] == "local/qwen2.5-coder-1.5b"
     assert listings[0] == listings[1]
     assert listings[0][0] == str(shared) and listings[0][1]["qwen2.5-coder-1.5b"] == str(shared / "qwen2.5-coder-1.5b.gguf")
     monkeypatch.setenv("EVALYARD_MODELS_DIR", str(tmp_path / "elsewhere"))

@@ -5,6 +5,8 @@ how many calls run at once."""
 
 from __future__ import annotations
 
+from evalyard import Application
+
 import asyncio
 
 import pytest
@@ -29,15 +31,15 @@ TIMEOUT_S = 900
 
 def layer_for(model, **settings):
     import evalyard_local.plugin  # noqa: F401  (registers the local/ provider)
-    from evalyard.models import ModelLayer, ModelSettings
+    from evalyard.models import ModelSettings
 
-    return ModelLayer(settings={model: ModelSettings(**{**LOCAL_SETTINGS, **settings}, timeout=TIMEOUT_S)})
+    return Application().model_layer(settings={model: ModelSettings(**{**LOCAL_SETTINGS, **settings}, timeout=TIMEOUT_S)})
 
 
 def loaded(model):
-    from evalyard_local.plugin import PROVIDER
+    from evalyard_local.plugin import ENGINE
 
-    return PROVIDER.engine.loaded()[model.removeprefix("local/")]
+    return ENGINE.loaded()[model.removeprefix("local/")]
 
 
 def answers(layer, model, prompts, **params):
@@ -78,10 +80,10 @@ def test_prefix_reuse_gives_the_cold_answers_and_logprobs_qwen(qwen_models):
 
 @pytest.mark.parametrize("slots", [1, 2])
 def test_the_slots_setting_decides_how_many_calls_run_at_once(smol_path, monkeypatch, slots):
-    from evalyard_local.plugin import PROVIDER
+    from evalyard_local.plugin import ENGINE
 
     monkeypatch.setenv("EVALYARD_LOCAL_PARALLEL", str(slots))
-    assert PROVIDER.capabilities(SMOL)["concurrency"] == slots
+    assert Application().model_providers["local"].capabilities(SMOL)["concurrency"] == slots
     layer = layer_for(SMOL, concurrency=slots)
 
     async def together():

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from evalyard import Application, Settings
 from evalyard.models import ModelCallError
 from local_helpers import SMOL, layer_for
 
@@ -58,18 +59,18 @@ def test_an_unknown_parameter_is_an_error_not_silently_dropped(layer, smol_path)
 
 
 def test_a_prompt_longer_than_the_context_is_a_clear_error(smol_path):
-    from evalyard.models import ModelLayer, ModelSettings
+    from evalyard.models import ModelSettings
 
     # n_ctx is a load setting (here from the model's settings, as a suite's models: section gives it).
     model = f"local/{smol_path}"
-    layer = ModelLayer(settings={model: ModelSettings(params={"n_ctx": 256})})
+    layer = Application().model_layer(settings={model: ModelSettings(params={"n_ctx": 256})})
     with pytest.raises(ModelCallError, match="exceeds the available context size.*n_ctx"):
         layer.run_sync(layer.complete(model, [{"role": "user", "content": "word " * 600}],
                                       params={"max_tokens": 2}))
 
 
 def test_concurrent_calls_queue_on_one_loaded_instance(layer, smol_path):
-    from evalyard_local.plugin import PROVIDER
+    from evalyard_local.plugin import ENGINE
 
     async def many():
         return await asyncio.gather(*(layer.complete(SMOL, [{"role": "user", "content": f"Count to {n}."}],
@@ -78,17 +79,17 @@ def test_concurrent_calls_queue_on_one_loaded_instance(layer, smol_path):
 
     completions = layer.run_sync(many())
     assert all(c.text for c in completions)
-    loaded = PROVIDER.engine.loaded()[SMOL.removeprefix("local/")]
+    loaded = ENGINE.loaded()[SMOL.removeprefix("local/")]
     assert loaded.settings.n_parallel == 1 and loaded.path == smol_path
 
 
 def test_capabilities_say_what_the_layer_should_assume(smol_path, monkeypatch):
-    from evalyard_local.plugin import PROVIDER
-
-    assert PROVIDER.capabilities(SMOL) == {"supports_schema": True, "supports_logprobs": True, "reasoning": False,
-                                           "concurrency": 1}
-    monkeypatch.setenv("EVALYARD_LOCAL_PARALLEL", "2")
-    assert PROVIDER.capabilities(SMOL)["concurrency"] == 2
+    assert Application().model_providers["local"].capabilities(SMOL) == {
+        "supports_schema": True, "supports_logprobs": True, "reasoning": False, "concurrency": 1}
+    monkeypatch.setenv("EVALYARD_LOCAL_PARALLEL", "2")  # read by an application made after
+    assert Application().model_providers["local"].capabilities(SMOL)["concurrency"] == 2
+    two = Application(Settings.from_env(plugin_settings={"local.parallel": 3}))
+    assert two.model_providers["local"].capabilities(SMOL)["concurrency"] == 3
 
 
 def test_judges_on_a_local_model_answer_without_reasoning_unless_asked():
@@ -126,13 +127,15 @@ def test_one_warning_for_a_reasoning_or_choice_judge_on_a_small_local_model(capl
 
 def test_the_provider_registers_through_the_hook_so_the_allow_list_applies(monkeypatch):
     """Importing the plugin registers nothing process-wide; an application that does not load
-    the plugin has no local/ provider, one that does has the plugin's."""
+    the plugin has no local/ provider, one that does has the plugin's, on its models directory
+    and the process's one engine."""
     import evalyard
-    from evalyard.models.providers import added_providers
-    from evalyard_local.plugin import PROVIDER
+    from evalyard_local import LocalProvider
+    from evalyard_local.plugin import ENGINE
 
-    assert "local" not in added_providers()
-    assert evalyard.Application().model_providers["local"] is PROVIDER
+    provider = evalyard.Application().model_providers["local"]
+    assert isinstance(provider, LocalProvider) and provider.engine is ENGINE
+    assert provider.models_dir == evalyard.Settings.from_env().local_models_dir()
     monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "")
     assert "local" not in evalyard.Application().model_providers
 

@@ -35,9 +35,11 @@ class LocalCluster:
         self.address = self.cluster.address
 
     def node_args(self, site: Path | None, models: Path | None = None) -> dict:
-        # the nodes find the user's local models (read only), as the driver does
+        # the nodes find the user's local models (read only), as the driver does, and import the
+        # driver's evalyard (a checkout on the driver's PYTHONPATH, not only the installed one)
+        path = os.pathsep.join(p for p in (str(site) if site else "", os.environ.get("PYTHONPATH", "")) if p)
         return {"num_cpus": 1, "object_store_memory": 150 * MB,
-                "env_vars": {"PYTHONPATH": str(site) if site else "",
+                "env_vars": {"PYTHONPATH": path,
                              "EVALYARD_MODELS_DIR": str(models or self.models)}}
 
     def add_node(self, site: Path | None | str = "default", models: Path | None = None, **extra):

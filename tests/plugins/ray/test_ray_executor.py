@@ -10,6 +10,7 @@ thread's end), never for fixed delays.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -56,6 +57,18 @@ def test_values_equal_an_inline_run_with_actors_on_both_nodes(tmp_path, ray_clus
     assert got[("c4", "node_echo")][1] == "ValueError: scripted failure on c4"
     echo = [row for row in results(db, on_ray.run_id) if row[1] == "node_echo"]
     assert nodes_of(echo) == {node.node_id for node in ray_cluster.nodes}  # a warm actor on each node
+
+
+def test_each_actor_sets_its_scorer_up_with_the_runs_runtime(tmp_path, ray_cluster, ray_app, isolated_home):
+    """An actor's copy gets ``setup`` with a runtime rebuilt on its node from the run's settings."""
+    import evalyard
+
+    run = evalyard.evaluate(cases_file(tmp_path / "cases.jsonl", 20), ["judged_echo"], app=ray_app, executor="ray",
+                            judge_model="test-judge")
+    assert run.status == "completed" and run.scorers["judged_echo"]["errors"] == 0, run.error
+    rows = results(isolated_home / "evalyard.db", run.run_id)
+    assert len(rows) == 20 and {json.loads(row[4])["judge"] for row in rows} == {"test-judge"}
+    assert nodes_of(rows) <= {node.node_id for node in ray_cluster.nodes} and nodes_of(rows)  # scored on actors
 
 
 def test_a_node_removed_mid_run_completes_every_case_exactly_once(tmp_path, ray_cluster, ray_app, isolated_home):
@@ -150,9 +163,11 @@ def test_an_unreachable_cluster_is_refused_in_one_line(tmp_path, driver_env, iso
 def test_no_worker_for_the_time_limit_fails_the_run_resumably(tmp_path, ray_cluster, ray_app, monkeypatch,
                                                              isolated_home):
     import evalyard
+    from evalyard import Application, Settings
 
-    monkeypatch.setenv("EVALYARD_RAY_WORKER_TIMEOUT", "1")
-    failed = evalyard.evaluate(cases_file(tmp_path / "cases.jsonl", 20), ["gpu_echo"], app=ray_app, executor="ray")
+    # the time limit is a setting of each application (ray.worker_timeout), read once
+    impatient = Application(Settings.from_env(plugin_settings={"ray.worker_timeout": 1.0}))
+    failed = evalyard.evaluate(cases_file(tmp_path / "cases.jsonl", 20), ["gpu_echo"], app=impatient, executor="ray")
     assert failed.status == "failed"
     assert failed.error == ("stopped: no Ray worker for scorer 'gpu_echo' for 1 s (1 actor(s) wait for a node with "
                             "cpu=1, gpu=1 free); an infrastructure failure, not a scorer error")
@@ -160,8 +175,7 @@ def test_no_worker_for_the_time_limit_fails_the_run_resumably(tmp_path, ray_clus
     assert results(db) == []  # never stored as scorer errors
 
     gpu_node = ray_cluster.add_node(num_gpus=1)
-    monkeypatch.setenv("EVALYARD_RAY_WORKER_TIMEOUT", "120")  # the new node's actor may take a while to start
-    try:
+    try:  # ray_app: the default 120 s, as the new node's actor may take a while to start
         resumed = evalyard.resume(failed.run_id, app=ray_app)
     finally:
         ray_cluster.remove(gpu_node)

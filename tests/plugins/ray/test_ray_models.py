@@ -22,9 +22,7 @@ def test_local_model_judge_calls_run_on_model_actors_with_in_process_values(tmp_
     both nodes gives the in-process run's values, usage and cost; its cache entries are the same
     ones (a later run is answered from the in-process run's cache without reaching an actor)."""
     import evalyard
-    import evalyard_local.plugin
-    from evalyard import add_custom_provider
-    from evalyard_ray.models import install
+    from evalyard import Application, Settings
 
     # a model actor has one CPU, so llama.cpp one thread: the in-process run loads it the same way
     monkeypatch.setenv("EVALYARD_LOCAL_THREADS", "1")
@@ -46,17 +44,21 @@ def test_local_model_judge_calls_run_on_model_actors_with_in_process_values(tmp_
         return {(r["case_id"], r["scorer"]): (r["value"], r["label"], r["details"], r["error"],
                                               without_reuse(r["usage"])) for r in run.results}
 
-    in_process = evalyard.evaluate(str(suite), app=ray_app, judge_model=judge)  # its answers go to the cache
-    provider = install()  # what loading the plugin does with EVALYARD_RAY_LOCAL_MODELS=1
+    # two applications side by side: one runs local/ in process, the other (the plugin's setting on,
+    # as EVALYARD_RAY_LOCAL_MODELS=1 does) on the actors: evalyard-ray takes over local/ in it only
+    in_process_app = Application()
+    on_actors = Application(Settings.from_env(plugin_settings={"ray.local_models": True}))
+    in_process = evalyard.evaluate(str(suite), app=in_process_app, judge_model=judge)  # its answers go to the cache
+    provider = on_actors.model_providers["local"]
+    assert provider is not in_process_app.model_providers["local"]
     try:
-        routed = evalyard.evaluate(str(suite), app=ray_app, judge_model=judge, use_cache=False)
+        routed = evalyard.evaluate(str(suite), app=on_actors, judge_model=judge, use_cache=False)
         served = provider.engine.report()
-        cached = evalyard.evaluate(str(suite), app=ray_app, judge_model=judge)
+        cached = evalyard.evaluate(str(suite), app=on_actors, judge_model=judge)
         served_after = provider.engine.report()
     finally:
         provider.engine.close()
-        add_custom_provider("local", evalyard_local.plugin.PROVIDER)
-    assert routed.status == "completed" and routed.scorers["grounded"]["errors"] == 0
+    assert routed.status == "completed" and routed.scorers["grounded"]["errors"] == 0, [r["error"] for r in routed.results]
     assert outcome(routed) == outcome(in_process)
     calls = in_process.usage["calls"]
     assert without_reuse(routed.usage) == without_reuse(in_process.usage) and calls >= len(claims)
@@ -75,9 +77,7 @@ def test_local_model_judge_calls_run_on_model_actors_with_in_process_values(tmp_
 def test_a_node_without_the_model_file_is_refused_before_the_run_is_stored(tmp_path, ray_cluster, ray_app,
                                                                           qwen_models, isolated_home):
     import evalyard
-    import evalyard_local.plugin
-    from evalyard import add_custom_provider
-    from evalyard_ray.models import install
+    from evalyard import Application, Settings
 
     empty = tmp_path / "no-models"
     empty.mkdir()
@@ -85,13 +85,13 @@ def test_a_node_without_the_model_file_is_refused_before_the_run_is_stored(tmp_p
     suite = tmp_path / "judged.yaml"
     suite.write_text(f"name: judged\nprompts: [{EXAMPLES / 'prompts'}]\nscorers: [grounded]\ncases:\n"
                      "  - {id: a, context: [Paris is in France.], candidate: Paris is in France.}\n")
-    provider = install()
+    on_actors = Application(Settings.from_env(plugin_settings={"ray.local_models": True}))
+    provider = on_actors.model_providers["local"]
     try:
         with pytest.raises(evalyard.InputError) as refused:
-            evalyard.evaluate(str(suite), app=ray_app, judge_model="local/qwen2.5-coder-1.5b")
+            evalyard.evaluate(str(suite), app=on_actors, judge_model="local/qwen2.5-coder-1.5b")
     finally:
         provider.engine.close()
-        add_custom_provider("local", evalyard_local.plugin.PROVIDER)
         ray_cluster.remove(bare)
     assert str(refused.value) == (
         f"Ray node {bare.node_ip_address} ({bare.node_id[:8]}): local model qwen2.5-coder-1.5b: not installed (run "

@@ -2,7 +2,8 @@
 PYTHONPATH), so that a node without it, or with another version, is a real one.
 
 ``node_echo`` scores ``metadata.value`` (``metadata.raise`` raises) and, inside a Ray
-actor, names the node it ran on; ``gpu_echo`` does the same but asks for a GPU per worker.
+actor, names the node it ran on; ``gpu_echo`` does the same but asks for a GPU per worker;
+``judged_echo`` also gives the judge model its ``setup`` took from the run's runtime.
 """
 
 from __future__ import annotations
@@ -41,7 +42,20 @@ class GpuEcho(NodeEcho):
         return {"gpu": 1}
 
 
+class JudgedEcho(NodeEcho):
+    name = "judged_echo"
+
+    def setup(self, runtime) -> None:
+        self.judge = runtime.judge_model  # a copy never set up has no judge, and every case fails
+
+    def score(self, case: Case) -> Score:
+        score = super().score(case)
+        score.details["judge"] = self.judge
+        return score
+
+
 @hookimpl
 def register_scorers(register):
     register(NodeEcho)
     register(GpuEcho)
+    register(JudgedEcho)
