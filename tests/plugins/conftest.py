@@ -42,7 +42,8 @@ def smol_path():
 @pytest.fixture
 def qwen_models(monkeypatch):
     """The user's models directory holding qwen2.5-coder-1.5b (used read only), or a skip saying
-    how to install it."""
+    how to install it. Ask for it before ``app``: an application reads the environment once, when
+    it is made, so a directory set after it never reaches it."""
     directory = user_models_dir()
     if not (directory / "qwen2.5-coder-1.5b.gguf").is_file():
         pytest.skip("qwen2.5-coder-1.5b is not installed: run `evalyard models install qwen2.5-coder-1.5b`")

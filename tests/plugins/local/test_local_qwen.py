@@ -44,7 +44,7 @@ CASES = [
 
 
 @pytest.mark.slow
-def test_qwen_answers_grounded_yes_no_questions_correctly(app, tmp_path, qwen_models):
+def test_qwen_answers_grounded_yes_no_questions_correctly(qwen_models, app, tmp_path):
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "grounded.jinja").write_text(TEMPLATE)
     suite = {"name": "grounded", "models": {QWEN: LOCAL_SETTINGS},

@@ -43,7 +43,7 @@ def test_smollm_with_logprobs_gives_every_quickstart_case_a_p_yes_from_one_token
 
 @pytest.mark.slow
 @pytest.mark.timeout(3000)
-def test_qwen_by_default_gives_every_case_a_readable_verdict(app, tmp_path, qwen_models):
+def test_qwen_by_default_gives_every_case_a_readable_verdict(qwen_models, app, tmp_path):
     # No options: on a local model the judge answers in one word (no reasoning unless asked for)
     data, rows = run_starter(app, tmp_path, QWEN, "answers_ok")
     assert data["scorers"]["answers_ok"]["errors"] == 0 and len(rows) == 20
