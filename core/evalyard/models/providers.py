@@ -79,8 +79,7 @@ class Dispatch:
 def install(litellm: Any, prefix: str) -> None:
     """Make litellm send ``prefix/...`` model strings to our :class:`Dispatch` (once per prefix:
     ``custom_provider_map`` is litellm's documented way to add a provider)."""
-    if any(isinstance(e.get("custom_handler"), Dispatch) and e.get("provider") == prefix
-           for e in litellm.custom_provider_map or []):
+    if dispatched(litellm, prefix):
         return
     with _lock:
         entries = [e for e in (litellm.custom_provider_map or []) if e.get("provider") != prefix]
