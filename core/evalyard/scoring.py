@@ -292,7 +292,8 @@ class Generator:
         return dataclasses.asdict(self.config) if dataclasses.is_dataclass(self.config) else {}
 
     def fingerprint_data(self) -> dict[str, Any]:
-        return {"version": type(self).version, "config": self.config_dict()}
+        """As ``Scorer.fingerprint_data``: a judge the generator keeps as an attribute adds its own."""
+        return {"version": type(self).version, "config": self.config_dict(), **judges_fingerprint(self)}
 
     def setup(self, runtime: Any) -> None:
         """As ``Scorer.setup``: called once per run before anything is stored."""

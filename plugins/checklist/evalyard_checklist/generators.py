@@ -2,7 +2,9 @@
 
 A checklist generator makes checklists, not candidates: the checklist scorer (``generator=``) and
 ``evalyard checklist generate`` use it; ``evalyard run --generator`` refuses it. Every model call goes
-through the run's model layer (cached, counted). Item limits: the user's ``max_items`` is honoured (the
+through the judge service (``runtime.judge``): the generator's model is checked by its provider when
+the generator is bound, before anything is asked, and its judge's model and template hash are in the
+generator's fingerprint; each call goes through the run's model layer (cached, counted). Item limits: the user's ``max_items`` is honoured (the
 pipeline's is only the default), a reply with more items is cut to it (``truncated_from`` in details),
 and fewer than ``min_items`` is an error for that case.
 """
@@ -14,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from evalyard import Case, ConfigError, Generator, InputError, JudgeError, Usage, ask
+from evalyard import Case, ConfigError, Generator, InputError, JudgeError, Usage
 
 from .data import Checklist, ChecklistItem
 from .parsing import ReplyError, extract_json
@@ -68,6 +70,9 @@ class ChecklistGenerator(Generator):
                 raise ValueError("min_items cannot be negative")
 
     runtime: Any = None
+    #: the judge service's judge for this pipeline's model and template, set by ``bind`` (its
+    #: model and template hash reach the fingerprint through ``Generator.fingerprint_data``)
+    judge: Any = None
 
     # -- configuration ------------------------------------------------------------------
     @property
@@ -92,20 +97,23 @@ class ChecklistGenerator(Generator):
                           f"--pipeline {self.name}` or the checklist scorer's generator={self.name}")
 
     def bind(self, runtime: Any) -> None:
-        """Take the runtime (model layer, prompts); ConfigError for what cannot work."""
+        """Take the runtime and the judge of this pipeline's model: ConfigError for what cannot work,
+        InputError when the model's provider refuses the model (both before anything is asked)."""
+        # The model is the generator's own: never the run's judge model or a plugin's default.
         if not self.config.model:
             raise ConfigError(f"checklist generator {self.name} needs a model (--model MODEL)")
-        try:
-            runtime.prompts.get(self.template_name)
-        except Exception as exc:
-            raise ConfigError(f"checklist generator {self.name}: {exc}") from None
+        template = self.template_for(runtime, self.template_name)
+        self.judge = runtime.judge(template, self.config.model, scorer=self.name, reasoning=False,
+                                   read=extract_json, schema_name="checklist",
+                                   params={"temperature": self.config.temperature,
+                                           "max_tokens": self.config.max_tokens})
         self.runtime = runtime
 
-    def fingerprint_data(self) -> dict[str, Any]:
-        data = super().fingerprint_data()
-        if self.runtime is not None:
-            data["template_hash"] = self.runtime.prompts.get(self.template_name).hash
-        return data
+    def template_for(self, runtime: Any, name: str) -> Any:
+        try:
+            return runtime.prompts.get(name)
+        except Exception as exc:
+            raise ConfigError(f"checklist generator {self.name}: {exc}") from None
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "level": self.level, "temperature": self.temperature,
@@ -118,12 +126,12 @@ class ChecklistGenerator(Generator):
         """Ask with ``template_name`` for the JSON answer its header declares. Returns (value, raw
         text); JudgeError when there is none. ``temperature`` is this step's default (the user's
         ``temperature`` still wins, as for every parameter)."""
-        template = self.runtime.prompts.get(template_name)
-        judgement = await ask(self.runtime.models, self.config.model, template, case, variables=variables,
-                              reasoning=False, read=extract_json, first_sample=sample, schema_name="checklist",
-                              params={"temperature": self.config.temperature, "max_tokens": self.config.max_tokens},
-                              defaults={"temperature": self.default_temperature if temperature is None
-                                        else temperature, "max_tokens": GENERATION_MAX_TOKENS})
+        judge = self.judge
+        if template_name != self.template_name:  # a step of a several-step pipeline: same model and options
+            judge = judge.with_template(self.runtime.prompts.get(template_name))
+        judgement = await judge.ask(case, variables=variables, first_sample=sample,
+                                    defaults={"temperature": self.default_temperature if temperature is None
+                                              else temperature, "max_tokens": GENERATION_MAX_TOKENS})
         spent.append(judgement.usage)
         judgement.require()
         return judgement.answer, judgement.raw or ""
@@ -228,6 +236,16 @@ class Contrastive(ChecklistGenerator):
     several models answer once each at 0.7; one model answers 4 times at 0.9."""
 
     default_temperature = 0.0
+    #: one judge per candidate model, in the config's order, set by ``bind`` (the candidate models
+    #: are in the config, hence in the fingerprint; only the pipeline's own judge adds its keys)
+    candidate_judges: tuple[Any, ...] = ()
+
+    def bind(self, runtime: Any) -> None:
+        super().bind(runtime)
+        if self.config.candidate_models:
+            template = self.template_for(runtime, "checklist/gen_candidate")
+            self.candidate_judges = tuple(runtime.judge(template, model, scorer=self.name)
+                                          for model in self.config.candidate_models)
 
     async def candidates(self, case: Case, spent: list[Usage]) -> tuple[list[str], str]:
         given = case.metadata.get("candidates")
@@ -235,18 +253,16 @@ class Contrastive(ChecklistGenerator):
             return list(given), "given"
         if given is not None and not isinstance(given, dict):
             raise InputError(f"case {case.id!r}: metadata.candidates must be a list of texts")
-        models = self.config.candidate_models
-        if not models:
+        judges = self.candidate_judges
+        if not judges:
             raise InputError(f"case {case.id!r}: {self.name} needs candidates: metadata.candidates or the "
                              "generator's candidate_models")
-        template = self.runtime.prompts.get("checklist/gen_candidate")
-        layer = self.runtime.models
-        if len(models) == 1:
-            calls = [(models[0], 0.9, i) for i in range(4)]
+        if len(judges) == 1:
+            calls = [(judges[0], 0.9, i) for i in range(4)]
         else:
-            calls = [(m, 0.7, 0) for m in models]
-        made = await asyncio.gather(*(ask(layer, m, template, case, first_sample=i, defaults={
-            "temperature": t, "max_tokens": CANDIDATE_MAX_TOKENS}) for m, t, i in calls))
+            calls = [(j, 0.7, 0) for j in judges]
+        made = await asyncio.gather(*(judge.ask(case, first_sample=i, defaults={
+            "temperature": t, "max_tokens": CANDIDATE_MAX_TOKENS}) for judge, t, i in calls))
         for judgement in made:
             spent.append(judgement.usage)
             judgement.require("candidate")

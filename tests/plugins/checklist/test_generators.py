@@ -139,3 +139,75 @@ def test_feedback_merges_near_duplicates_with_the_embedding_plugins_bundled_mode
     items = record["checklist"]["items"]
     assert [i["question"] for i in items] == ["Does the email give the new date?", "Is the email signed?"]
     assert items[0]["metadata"]["sources"] == [0, 1]
+
+
+class Gated:
+    """A model provider that serves only ``gated/have``: its ``check`` refuses the others."""
+
+    def __init__(self):
+        self.asked = []
+
+    def capabilities(self, model):
+        return {"supports_schema": False}
+
+    def check(self, model):
+        if model != "gated/have":
+            raise FileNotFoundError(f"{model}: not installed here")
+
+    async def acompletion(self, model, messages, *args, **kwargs):
+        import litellm
+
+        self.asked.append(model)
+        return litellm.ModelResponse(choices=[{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": '{"items": [{"question": "Is it short?"}, {"question": "Is it kind?"}]}'}}])
+
+
+@pytest.mark.parametrize("pipeline, options", [
+    ("tick", ["--model", "gated/missing"]),
+    ("rlcf_candidates_only", ["--model", MODEL, "-O", "candidate_models=gated/missing"])])
+def test_a_model_its_provider_refuses_is_refused_before_anything_is_asked(app, tmp_path, pipeline, options):
+    from evalyard import hookimpl
+
+    gated = Gated()
+
+    class GatedPlugin:
+        @hookimpl
+        def register_model_providers(self, register):
+            register("gated", gated)
+
+    app.register_plugin(GatedPlugin(), name="gated_plugin")
+    output = tmp_path / "out.jsonl"
+    result = invoke(app, "checklist", "generate", SUITE, "--pipeline", pipeline, *options, "-o", str(output))
+    assert result.exit_code == 2 and "gated/missing: not installed here" in result.output
+    assert gated.asked == [] and not output.exists()
+
+
+def test_a_generated_checklists_fingerprint_names_its_model_and_template_and_compare_sees_a_new_one(app, tmp_path, rules):
+    model = rules([
+        {"template": "checklist_gen_tick", "content": {"items": [{"question": "Is it polite?"},
+                                                                 {"question": "Is it short?"}]}},
+        {"template": "checklist_score_batch", "content": {"answers": [{"question_index": 1, "answer": "YES"},
+                                                                      {"question_index": 2, "answer": "YES"}]}}])
+    suite = tmp_path / "gen.jsonl"
+    suite.write_text(json.dumps({"id": "mail", "input": "Say hello.", "candidate": "Hello."}) + "\n")
+    prompts = tmp_path / "prompts"
+    shipped = Path(__import__("evalyard_checklist").__file__).parent / "templates" / "gen_tick.jinja"
+    (prompts / "checklist").mkdir(parents=True)
+    (prompts / "checklist" / "gen_tick.jinja").write_text(shipped.read_text() + "\nBe brief.\n")
+
+    def run(*extra):
+        result = invoke(app, "run", str(suite), "-s", "checklist:generator=tick", "--judge-model", model, "--json",
+                        *extra)
+        assert result.exit_code == 0, result.output
+        run_id = json.loads(result.stdout)["run_id"]
+        return run_id, app.open_store().get_run(run_id).scorers[0]["fingerprint_data"]["generator"]
+
+    base, shipped_print = run()
+    # the template's recorded name is its first name (``checklist_gen_tick``), as prompt scorers record theirs
+    assert shipped_print["model"] == model and shipped_print["template"] == "checklist_gen_tick"
+    assert len(shipped_print["template_hash"]) == 64
+    new, own_print = run("--prompts-dir", str(prompts))
+    assert own_print["template_source"].endswith("gen_tick.jinja") and own_print["model"] == model
+    assert own_print["template_hash"] != shipped_print["template_hash"]
+    compared = invoke(app, "compare", base, new)
+    assert "WARNING: scorer 'checklist' differs between the runs" in compared.output
