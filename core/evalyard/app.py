@@ -455,6 +455,8 @@ class Application:
         prepared_generator = prepare_generator(generator, generator_config or {}, registry) if generator else None
         set_up(runtime, prepared, prepared_generator)
         run_settings["judge_model"] = runtime.chosen_judge_model  # a plugin's default, once judges asked for one
+        if runtime.judge_offered:  # so a resumed run (and a worker) does not take it for the user's choice
+            run_settings["judge_offered"] = True
         try:
             if runtime.judge_asked and runtime.chosen_judge_model:
                 runtime.check_model(runtime.chosen_judge_model)
@@ -478,7 +480,7 @@ class Application:
                           use_cache=run_settings.get("use_cache", True),
                           max_cost=None if max_cost is None else max(0.0, max_cost - spent),
                           concurrency=batch_concurrency(run_settings, concurrency), batch=bool(run_settings.get("batch")),
-                          app=self)
+                          app=self, judge_offered=bool(run_settings.get("judge_offered")))
         # what a worker (process, Ray actor) rebuilds this runtime from for its scorers' setup()
         runtime.recipe = RuntimeRecipe(self.settings, run_settings, concurrency, spent)
         return runtime

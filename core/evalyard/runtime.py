@@ -20,10 +20,13 @@ class Runtime:
     def __init__(self, *, judge_model: str | None = None, default_judge: Any = None, prompt_dirs: Iterable[str | Path] = (),
                  plugin_templates: Iterable[tuple] = (), model_settings: dict[str, Any] | None = None,
                  use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4,
-                 batch: bool = False, app: Any = None) -> None:
+                 batch: bool = False, app: Any = None, judge_offered: bool = False) -> None:
         self._judge_model = judge_model
         self._default_judge = default_judge
         self._judge_resolved = judge_model is not None
+        # ``judge_offered``: ``judge_model`` is the plugin's default an earlier runtime of this run
+        # settled on (a resumed run, a worker), not a model the user chose
+        self._user_judge_model = None if judge_offered else judge_model
         self.prompt_dirs = [Path(d) for d in prompt_dirs]
         self.plugin_templates = list(plugin_templates)
         self.model_settings = dict(model_settings or {})
@@ -91,6 +94,18 @@ class Runtime:
     def chosen_judge_model(self) -> str | None:
         """The judge model this run uses so far, without asking plugins for a default."""
         return self._judge_model
+
+    @property
+    def judge_offered(self) -> bool:
+        """Whether the run's judge model is a plugin's default rather than the user's choice."""
+        return self._judge_model is not None and self._user_judge_model is None
+
+    def user_judge_model(self) -> str | None:
+        """The judge model the user chose for this run (``--judge-model``, ``EVALYARD_JUDGE_MODEL``),
+        else None: a model a plugin offers by default never counts, whether or not a judge has
+        settled on it already. For a scorer whose fallback without a judge is no model at all
+        (Trust-Score's ``entailment=auto`` falls back on its lexical stub)."""
+        return self._user_judge_model
 
     def registered(self, hook_name: str, what: str = "entry") -> dict[str, Any]:
         """What the application's plugins register through a hook of the ``register(name, obj)``

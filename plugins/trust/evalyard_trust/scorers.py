@@ -81,10 +81,8 @@ class TrustScorer(Scorer):
         if name == "auto":
             # Only a judge the user chose: a model some plugin offers by default (a small local
             # one) is no stand-in for the NLI model unless asked for with entailment=judge.
-            runtime = self.runtime
-            chosen = getattr(runtime, "chosen_judge_model", getattr(runtime, "judge_model", None))
-            judge = self.config.model or chosen
-            name = "judge" if judge else "lexical"
+            chosen = self.runtime.user_judge_model() if self.runtime is not None else None
+            name = "judge" if self.config.model or chosen else "lexical"
             if name == "lexical":
                 log.warning("%s: no judge model configured, so entailment uses the deterministic lexical stub "
                             "(pass --judge-model or entailment=judge for real judgements)", self.name)

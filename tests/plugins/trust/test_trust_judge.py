@@ -101,6 +101,38 @@ def test_auto_uses_the_stub_without_a_judge_and_the_judge_with_one(app, tmp_path
     assert plain["scorers"]["trust_score"]["aggregate"]["answered_citation_rec"] == 100.0
 
 
+def test_auto_counts_only_a_judge_the_user_chose_not_one_a_plugin_offers(app, tmp_path, rules, monkeypatch, caplog):
+    """A plugin's default judge, settled on by a judge set up before this scorer, is still no
+    judge for ``auto``; nor is it for a resumed run's runtime (the run's settings say it was offered)."""
+    import types
+
+    from evalyard import hookimpl, register_prompt_scorer
+
+    monkeypatch.delenv("EVALYARD_JUDGE_MODEL", raising=False)
+    model = rules([{"template": "trust_entailment", "content": {"answer": "no"}}, {"content": "ANSWER: yes"}])
+    offering = types.ModuleType("offers_a_judge")
+    offering.default_judge_model = hookimpl(lambda: model)
+    offering.default_judge_model.__name__ = "default_judge_model"
+    app.register_plugin(offering, name="offers_a_judge")
+    register_prompt_scorer("kind", template="Is this reply kind?\n{{ candidate }}",
+                           answer="binary", app=app)
+    path = write_data(tmp_path / "one.trust.json", ONE)
+    with caplog.at_level("WARNING"):
+        offered = run_json(app, path, "-s", "kind", "-s", "trust_score")
+    assert offered["scorers"]["kind"]["mean"] == 1.0  # the offered judge did judge the prompt scorer
+    entailment = app.open_store().get_run(offered["run_id"]).scorers[1]["fingerprint_data"]["entailment"]
+    assert entailment["backend"] == "lexical"
+    assert any("entailment uses the deterministic lexical stub" in r.getMessage() for r in caplog.records)
+    settings = app.open_store().get_run(offered["run_id"]).settings
+    assert settings["judge_model"] == model and settings["judge_offered"] is True
+    resumed = app.runtime(settings, 2)
+    assert resumed.user_judge_model() is None and resumed.judge_model == model
+    chosen = run_json(app, path, "-s", "kind", "-s", "trust_score", "--judge-model", model)
+    entailment = app.open_store().get_run(chosen["run_id"]).scorers[1]["fingerprint_data"]["entailment"]
+    assert entailment["backend"] == "judge" and entailment["model"] == model
+    assert "judge_offered" not in app.open_store().get_run(chosen["run_id"]).settings
+
+
 def test_judge_without_a_model_is_a_usage_error(app, monkeypatch):
     monkeypatch.delenv("EVALYARD_JUDGE_MODEL", raising=False)
     result = invoke(app, "run", ASQA, "--format", "trust-eval", "-s", "trust_score:entailment=judge")
