@@ -48,6 +48,8 @@ class ChecklistGenerator(Generator):
     default_min_items: ClassVar[int] = 1
     #: the checklist scorer's config that the pipeline's paper scores with
     default_scorer: ClassVar[dict[str, Any]] = {"mode": "batch", "primary_metric": "pass"}
+    #: the templates of the pipeline's further steps (asked of the same model)
+    steps: ClassVar[tuple[str, ...]] = ()
 
     produces = "checklist"  # the core refuses it as --generator; `evalyard checklist generate` runs it
 
@@ -73,6 +75,8 @@ class ChecklistGenerator(Generator):
     #: the judge service's judge for this pipeline's model and template, set by ``bind`` (its
     #: model and template hash reach the fingerprint through ``Generator.fingerprint_data``)
     judge: Any = None
+    #: the judge of each further step, by template name, set by ``bind``
+    step_judges: dict[str, Any] = {}
 
     # -- configuration ------------------------------------------------------------------
     @property
@@ -107,6 +111,7 @@ class ChecklistGenerator(Generator):
                                    read=extract_json, schema_name="checklist",
                                    params={"temperature": self.config.temperature,
                                            "max_tokens": self.config.max_tokens})
+        self.step_judges = {name: self.judge.with_template(self.template_for(runtime, name)) for name in self.steps}
         self.runtime = runtime
 
     def template_for(self, runtime: Any, name: str) -> Any:
@@ -114,6 +119,17 @@ class ChecklistGenerator(Generator):
             return runtime.prompts.get(name)
         except Exception as exc:
             raise ConfigError(f"checklist generator {self.name}: {exc}") from None
+
+    def further_templates(self) -> list[Any]:
+        """The templates besides the judge's that decide the checklists (its fingerprint names them)."""
+        return [judge.template for judge in self.step_judges.values()]
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        data = super().fingerprint_data()  # with the judge's model and template once bound
+        further = self.further_templates()
+        if further:
+            data["step_templates"] = {t.recorded_name: t.hash for t in further}
+        return data
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "level": self.level, "temperature": self.temperature,
@@ -126,9 +142,7 @@ class ChecklistGenerator(Generator):
         """Ask with ``template_name`` for the JSON answer its header declares. Returns (value, raw
         text); JudgeError when there is none. ``temperature`` is this step's default (the user's
         ``temperature`` still wins, as for every parameter)."""
-        judge = self.judge
-        if template_name != self.template_name:  # a step of a several-step pipeline: same model and options
-            judge = judge.with_template(self.runtime.prompts.get(template_name))
+        judge = self.judge if template_name == self.template_name else self.step_judges[template_name]
         judgement = await judge.ask(case, variables=variables, first_sample=sample,
                                     defaults={"temperature": self.default_temperature if temperature is None
                                               else temperature, "max_tokens": GENERATION_MAX_TOKENS})
@@ -236,8 +250,8 @@ class Contrastive(ChecklistGenerator):
     several models answer once each at 0.7; one model answers 4 times at 0.9."""
 
     default_temperature = 0.0
-    #: one judge per candidate model, in the config's order, set by ``bind`` (the candidate models
-    #: are in the config, hence in the fingerprint; only the pipeline's own judge adds its keys)
+    #: one judge per candidate model, in the config's order, set by ``bind`` (the models are in the
+    #: config, the candidate template among the fingerprint's ``step_templates``)
     candidate_judges: tuple[Any, ...] = ()
 
     def bind(self, runtime: Any) -> None:
@@ -246,6 +260,10 @@ class Contrastive(ChecklistGenerator):
             template = self.template_for(runtime, "checklist/gen_candidate")
             self.candidate_judges = tuple(runtime.judge(template, model, scorer=self.name)
                                           for model in self.config.candidate_models)
+
+    def further_templates(self) -> list[Any]:
+        steps = super().further_templates()
+        return steps + [self.candidate_judges[0].template] if self.candidate_judges else steps
 
     async def candidates(self, case: Case, spent: list[Usage]) -> tuple[list[str], str]:
         given = case.metadata.get("candidates")
@@ -335,6 +353,7 @@ class Feedback(CorpusGenerator):
                    "deduplicated, tagged and selected (corpus; batch -> pass)")
     requires = ("metadata.feedback",)
     template = "checklist/gen_feedback"
+    steps = ("checklist/gen_feedback_merge", "checklist/gen_feedback_tag")
     kind = "sourced"
     default_temperature, default_max_items = 0.7, 20
 
@@ -391,6 +410,7 @@ class CheckEval(CorpusGenerator):
     description = "checklist: CheckEval questions per evaluation dimension (corpus; batch -> pass)"
     requires = ()
     template = "checklist/gen_checkeval"
+    steps = ("checklist/gen_checkeval_filter",)
     kind = "dimension"
     default_temperature = 0.7
     PER_SUB = {"seed": 2, "elaboration": 5, "diversification": 4, "combined": 5}
@@ -472,6 +492,7 @@ class InteractEval(CorpusGenerator):
                    "components -> key + sub-questions -> validation (corpus; batch -> pass, 1-5 scale)")
     requires = ("metadata.attributes",)
     template = "checklist/gen_interacteval_questions"
+    steps = ("checklist/gen_interacteval_components", "checklist/gen_interacteval_validate")
     default_temperature = 0.7
     VALIDATION_TEMPERATURE = 0.5
     MAX_COMPONENTS = 5

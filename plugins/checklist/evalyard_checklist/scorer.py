@@ -179,9 +179,8 @@ class ChecklistScorer(Scorer):
             self._generator.bind(runtime)
 
     def judge_model(self) -> str | None:
-        if self.judge is not None:
-            return self.judge.model
-        return self.config.model or (self.runtime.judge_model if self.runtime is not None else None)
+        """The judge's model once set up (the judge service resolved it), else the configured one."""
+        return self.judge.model if self.judge is not None else self.config.model
 
     def fingerprint_data(self) -> dict[str, Any]:
         data = super().fingerprint_data()  # with the judge's model and template hash once set up

@@ -211,3 +211,24 @@ def test_a_generated_checklists_fingerprint_names_its_model_and_template_and_com
     assert own_print["template_hash"] != shipped_print["template_hash"]
     compared = invoke(app, "compare", base, new)
     assert "WARNING: scorer 'checklist' differs between the runs" in compared.output
+
+
+@pytest.mark.parametrize("pipeline, options, steps", [
+    ("feedback", {}, {"checklist_gen_feedback_merge", "checklist_gen_feedback_tag"}),
+    ("interacteval", {}, {"checklist_gen_interacteval_components", "checklist_gen_interacteval_validate"}),
+    ("rlcf_candidate", {"candidate_models": [MODEL]}, {"checklist_gen_candidate"}),
+    ("rlcf_candidate", {}, None)])
+def test_the_templates_of_a_pipelines_further_steps_are_in_its_fingerprint(app, pipeline, options, steps):
+    from evalyard_checklist.generators import make_generator
+
+    generator = make_generator(pipeline, {"model": MODEL, **options})
+    runtime = app.runtime({}, 1)
+    generator.bind(runtime)
+    data = generator.fingerprint_data()
+    assert data["model"] == MODEL and len(data["template_hash"]) == 64
+    if steps is None:
+        assert "step_templates" not in data
+    else:
+        assert set(data["step_templates"]) == steps
+        shipped = {name: runtime.prompts.get(name).hash for name in data["step_templates"]}
+        assert data["step_templates"] == shipped
