@@ -8,8 +8,10 @@ import json
 import math
 
 import pytest
+import sqlalchemy
 from trust_helpers import ASQA, details_by_case, doc, invoke, item, run_json, write_data
 
+import evalyard
 import evalyard_trust
 from evalyard_trust import Entailment
 from testutil import ROOT
@@ -103,7 +105,7 @@ def test_auto_uses_the_stub_without_a_judge_and_the_judge_with_one(app, tmp_path
 
 def test_auto_counts_only_a_judge_the_user_chose_not_one_a_plugin_offers(app, tmp_path, rules, monkeypatch, caplog):
     """A plugin's default judge, settled on by a judge set up before this scorer, is still no
-    judge for ``auto``; nor is it for a resumed run's runtime (the run's settings say it was offered)."""
+    judge for ``auto``; nor is it when the run is resumed (the run's settings say it was offered)."""
     import types
 
     from evalyard import hookimpl, register_prompt_scorer
@@ -123,10 +125,16 @@ def test_auto_counts_only_a_judge_the_user_chose_not_one_a_plugin_offers(app, tm
     entailment = app.open_store().get_run(offered["run_id"]).scorers[1]["fingerprint_data"]["entailment"]
     assert entailment["backend"] == "lexical"
     assert any("entailment uses the deterministic lexical stub" in r.getMessage() for r in caplog.records)
-    settings = app.open_store().get_run(offered["run_id"]).settings
+    store = app.open_store()
+    settings = store.get_run(offered["run_id"]).settings
     assert settings["judge_model"] == model and settings["judge_offered"] is True
-    resumed = app.runtime(settings, 2)
-    assert resumed.user_judge_model() is None and resumed.judge_model == model
+    # The run stopped before its trust_score result was stored: the resumed run makes it lexically too.
+    with store.engine.begin() as con:
+        con.execute(sqlalchemy.text("delete from results where scorer = 'trust_score'"))
+    store.set_status(offered["run_id"], "interrupted")
+    resumed = evalyard.resume(offered["run_id"], app=app)
+    assert resumed.status == "completed"
+    assert details_by_case(app, offered["run_id"], "trust_score")["item-01"].details["entailment"] == "lexical"
     chosen = run_json(app, path, "-s", "kind", "-s", "trust_score", "--judge-model", model)
     entailment = app.open_store().get_run(chosen["run_id"]).scorers[1]["fingerprint_data"]["entailment"]
     assert entailment["backend"] == "judge" and entailment["model"] == model
