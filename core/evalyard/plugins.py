@@ -208,6 +208,8 @@ class PluginHost:
         """Loaded plugins with the hooks each implements, for ``evalyard plugins``."""
         out = []
         for name, plugin in self.pm.list_name_plugin():
+            if plugin is None:  # a blocked name (pluggy keeps it to refuse it), not a loaded plugin
+                continue
             info = self._info.get(name) or PluginInfo(name, name, None, None, builtin=False)
             info.hooks = sorted(caller.name for caller in self.pm.get_hookcallers(plugin) or [])
             out.append(info)
