@@ -33,7 +33,8 @@ def register_scorers(register, app):
     The registry names it ``<the plugin's namespace>/<name>``; the namespace is the plugin's
     entry-point name. ``register(MyScorer, namespace="criteria")`` files it under a second
     namespace of the plugin's (the judge plugin's twelve aspects are ``criteria/<aspect>``);
-    every ``register`` of the hooks below that names entries takes the same ``namespace=``.
+    the ``register`` of generators, prompt templates, loaders, scorer kinds and executors takes
+    the same ``namespace=`` (model providers, settings and commands are named otherwise).
     The rules, the same for every such hook:
 
     - a namespace belongs to one plugin: claiming another loaded plugin's own namespace, or one

@@ -30,7 +30,11 @@ class Extra(Scorer):
 
 class Maker:
     """Registers one scorer under its own namespace, one under ``aspects``, and a template
-    (with a former name) under ``aspects`` as well."""
+    (with a former name) and a data format under ``aspects`` as well."""
+
+    @hookimpl
+    def register_loaders(self, register):
+        register("lines", lambda path, field_map: [], (".lines",), namespace="aspects")
 
     @hookimpl
     def register_scorers(self, register):
@@ -72,6 +76,7 @@ def test_a_plugin_registers_under_a_second_namespace(tmp_path):
     assert app.registry.namespaces("maker") == ["maker", "aspects"]
     assert "aspects/question" in {e.qualified for e in app.registry.prompt_templates}
     assert app.registry.template_aliases == {"old_question": "aspects/question"}
+    assert app.registry.loader_for("x.lines").qualified == "aspects/lines"
     data = tmp_path / "c.jsonl"
     data.write_text('{"id": "1", "candidate": "x"}\n')
     result = evalyard.evaluate(str(data), ["aspects/extra", "own"], app=app)
@@ -107,6 +112,7 @@ def test_blocking_a_namespace_drops_it_and_blocking_the_plugin_drops_both():
     assert app.registry.namespaces("maker") == ["maker"]
     assert "aspects/question" not in {e.qualified for e in app.registry.prompt_templates}
     assert "old_question" not in app.registry.template_aliases
+    assert "aspects/lines" not in app.registry.loaders
     app = Application(settings(block_plugins=frozenset({"maker"})), plugins=[("maker", Maker())])
     assert qualified(app) == {}
 
