@@ -29,22 +29,30 @@ class Judge(Fingerprinted):
     gives the model layer when asking (a run's layer moves onto the run's database once it exists)."""
 
     def __init__(self, layer: Callable[[], Any], model: str, template: PromptTemplate, **options: Any) -> None:
-        self.layer, self.model, self.template, self.options = layer, model, template, options
+        self.model, self.template, self.options = model, template, options
+        self._layer_of, self._layer = layer, None
+        #: what every judgement's details name: the template and its hash (the same for every case)
+        self._named = {"template": template.recorded_name, "template_hash": template.hash}
+
+    def layer(self) -> Any:
+        """The model layer, asked for once: a run has one layer for its life (what changes when the
+        run's database exists, its cache, changes inside it)."""
+        if self._layer is None:
+            self._layer = self._layer_of()
+        return self._layer
 
     def fingerprint(self) -> dict[str, Any]:
         """What this judge adds to a scorer's fingerprint (the keys prompt scorers always stored)."""
-        return {"template": self.template.recorded_name, "template_hash": self.template.hash,
-                "template_source": self.template.origin, "model": self.model}
+        return {**self._named, "template_source": self.template.origin, "model": self.model}
 
     def with_template(self, template: PromptTemplate) -> "Judge":
         """The same model and options with another template (a step of a several-step judge)."""
-        return Judge(self.layer, self.model, template, **self.options)
+        return Judge(self._layer_of, self.model, template, **self.options)
 
     async def ask(self, case: Any = None, **options: Any) -> Judgement:
         """``ask`` this judge about ``case``; the judgement's details name the template and its hash."""
         judgement = await ask(self.layer(), self.model, self.template, case, **{**self.options, **options})
-        judgement.details = {"template": self.template.recorded_name, "template_hash": self.template.hash,
-                             **judgement.details}
+        judgement.details = {**self._named, **judgement.details}
         return judgement
 
     def planned(self, case: Any = None, **options: Any) -> list[Any]:

@@ -66,8 +66,9 @@ class PromptScorer(Scorer):
     def __init__(self, config: Any = None, **options: Any) -> None:
         super().__init__(config, **options)
         self._own_layer: Any = None
-        #: the run's judge (``runtime.judge``), made by ``setup``
+        #: the run's judge (``runtime.judge``) and its ask options, made by ``setup``
         self._judge: Judge | None = None
+        self._run_options: dict[str, Any] | None = None
 
     # -- what it needs -------------------------------------------------------------
     def prompt_template(self) -> PromptTemplate:
@@ -103,6 +104,8 @@ class PromptScorer(Scorer):
         if self.template is None:
             self._template_from = (self.prompts, self._judge.template)
         self.check_ready()
+        # The same for every case of the run: worked out here, not per case.
+        self._run_options = self._ask_defaults()
 
     def judge_model(self) -> str:
         """The model: the run's judge's (set up); outside a run the scorer's ``model``, else the
@@ -190,13 +193,15 @@ class PromptScorer(Scorer):
         template, options = self._ask_options(overrides)
         return await self.judge_service(template).ask(case, **options)
 
+    def _ask_defaults(self) -> dict[str, Any]:
+        config = self.config
+        return {"answer": self.answer_shape(), "variables": config.variables, "reasoning": self.reasoning(),
+                "structured": config.structured, "logprobs": config.logprobs, "samples": config.samples,
+                "vote": config.vote, "params": {"temperature": config.temperature, "max_tokens": config.max_tokens}}
+
     def _ask_options(self, overrides: dict[str, Any]) -> tuple[PromptTemplate, dict[str, Any]]:
         template = overrides.pop("template", None) or self.prompt_template()
-        config = self.config
-        options: dict[str, Any] = {
-            "answer": self.answer_shape(), "variables": config.variables, "reasoning": self.reasoning(),
-            "structured": config.structured, "logprobs": config.logprobs, "samples": config.samples,
-            "vote": config.vote, "params": {"temperature": config.temperature, "max_tokens": config.max_tokens}}
+        options = dict(self._run_options if self._run_options is not None else self._ask_defaults())
         options.update(overrides)
         return template, options
 
