@@ -30,6 +30,26 @@ def register_hookspecs(register, app):
 def register_scorers(register, app):
     """Register scorer classes: ``register(MyScorer)`` for each ``evalyard.Scorer`` subclass.
 
+    The registry names it ``<the plugin's namespace>/<name>``; the namespace is the plugin's
+    entry-point name. ``register(MyScorer, namespace="criteria")`` files it under a second
+    namespace of the plugin's (the judge plugin's twelve aspects are ``criteria/<aspect>``);
+    the ``register`` of generators, prompt templates, loaders, scorer kinds and executors takes
+    the same ``namespace=`` (model providers, settings and commands are named otherwise).
+    The rules, the same for every such hook:
+
+    - a namespace belongs to one plugin: claiming another loaded plugin's own namespace, or one
+      another plugin claimed already, is a ``PluginError`` naming both plugins; ``prompts`` is
+      reserved (the user's prompt scorers); a namespace is a name without '/';
+    - ``EVALYARD_BLOCK_PLUGINS`` names an extra namespace as it names a plugin: blocking
+      ``criteria`` drops what is registered under ``criteria`` only, blocking the plugin
+      (``judge``) drops everything it registers, extra namespaces included;
+    - ``EVALYARD_LOAD_PLUGINS`` picks installed plugins and their extra namespaces: ``judge``
+      loads ``judge/*`` only, ``judge,criteria`` both; ``criteria`` alone loads neither, since
+      a namespace comes with its plugin (a name matching no installed plugin is ignored, as
+      always). The allow-list does not apply to in-process and extra plugins, nor to their
+      namespaces;
+    - ``evalyard plugins`` lists each plugin's namespaces (``namespaces`` in ``--json``).
+
     A scorer that calls models may also say which calls it would make for a case without making
     them: ``planned_requests(case)`` returns ``evalyard.PlannedRequest`` objects (made with
     ``runtime.models.planned(...)``, or ``PromptScorer.planned_judge(case)`` per judgement), or
@@ -40,12 +60,14 @@ def register_scorers(register, app):
 @hookspec
 def register_generators(register, app):
     """Register generator classes: ``register(MyGenerator)`` for each ``evalyard.Generator`` subclass
-    (``planned_requests(case)`` as for scorers: the calls generating would make, not made)."""
+    (``planned_requests(case)`` as for scorers: the calls generating would make, not made;
+    ``namespace=`` as for scorers)."""
 
 
 @hookspec
 def register_prompt_templates(register, app):
-    """Register prompt templates: ``register(name, text)`` or ``register(directory)``."""
+    """Register prompt templates: ``register(name, text)`` or ``register(directory)`` (``namespace=``
+    as for scorers)."""
 
 
 @hookspec
@@ -56,7 +78,7 @@ def register_loaders(register, app):
     else by the format claiming the longest ending of its name (``.trust.jsonl`` before
     ``.jsonl``). Content is never sniffed, and the core's endings stay the core's: installing a
     plugin never changes how another format is read. ``register(".ext", load_function)`` is
-    short for a format named ``ext`` claiming ``.ext``.
+    short for a format named ``ext`` claiming ``.ext``; ``namespace=`` as for scorers.
 
     ``load_function(path, field_map)`` returns a list of ``evalyard.Case``, a pair
     ``(cases, origins)`` where ``origins[i]`` is ``"file:line"`` of case i (so later
@@ -74,14 +96,15 @@ def register_scorer_kinds(register, app):
     """Register kinds of scorer a prompt template can declare: ``register(kind, factory)``, where
     ``factory(template)`` returns a Scorer class for a template whose header says
     ``scorer: {kind: KIND, name: ..., options: {...}}`` (a checklist scoring prompt, say). The
-    core's own kind, ``prompt``, is a judge."""
+    core's own kind, ``prompt``, is a judge. ``namespace=`` as for scorers."""
 
 
 @hookspec
 def register_executors(register, app):
     """Register executors: ``register(name, factory)``; ``factory(concurrency)`` returns an
     ``evalyard.executors.Executor`` (where scorer batches run: threads, processes, a cluster).
-    One that runs batches elsewhere sends ``evalyard.ScorerRef`` and returns its ``Outcome``."""
+    One that runs batches elsewhere sends ``evalyard.ScorerRef`` and returns its ``Outcome``.
+    ``namespace=`` as for scorers."""
 
 
 @hookspec

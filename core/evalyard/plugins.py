@@ -47,6 +47,8 @@ class PluginInfo:
     distribution: str | None
     builtin: bool
     hooks: list[str] = field(default_factory=list)
+    #: found through the ``evalyard`` entry-point group, so subject to the allow-list
+    entry_point: bool = False
 
 
 class PluginHost:
@@ -104,7 +106,7 @@ class PluginHost:
             dist = ep.dist
             self._add(module, ep.name, PluginInfo(
                 ep.name, ep.name, dist.version if dist else None, dist.metadata["Name"] if dist else None,
-                builtin=False))
+                builtin=False, entry_point=True))
 
     def _add(self, plugin: object, name: str, info: PluginInfo) -> None:
         if self.pm.has_plugin(name) or self.pm.is_registered(plugin):
@@ -188,10 +190,26 @@ class PluginHost:
         info = self._info.get(name)
         return info.namespace if info else name
 
+    def owner(self, namespace: str, other_than: str) -> str | None:
+        """The loaded plugin, other than ``other_than``, whose own namespace ``namespace`` is."""
+        return next((name for name, info in self._info.items()
+                     if info.namespace == namespace and name != other_than and self.pm.has_plugin(name)), None)
+
+    def loads_namespace(self, plugin: str, namespace: str) -> bool:
+        """Whether what ``plugin`` registers under an extra ``namespace`` loads: the block list
+        names it like a plugin, and for an installed plugin a set allow-list must name it too (it
+        picks installed plugins and their namespaces; in-process and extra plugins pass it)."""
+        if namespace in self.settings.block_plugins:
+            return False
+        allowed, info = self.settings.load_plugins, self._info.get(plugin)
+        return allowed is None or info is None or not info.entry_point or namespace in allowed
+
     def infos(self) -> list[PluginInfo]:
         """Loaded plugins with the hooks each implements, for ``evalyard plugins``."""
         out = []
         for name, plugin in self.pm.list_name_plugin():
+            if plugin is None:  # a blocked name (pluggy keeps it to refuse it), not a loaded plugin
+                continue
             info = self._info.get(name) or PluginInfo(name, name, None, None, builtin=False)
             info.hooks = sorted(caller.name for caller in self.pm.get_hookcallers(plugin) or [])
             out.append(info)

@@ -6,7 +6,8 @@ Every entry is namespaced by the plugin that registered it: ``lexicon/exact_matc
 bare name (``exact_match``) works wherever it is unique; two plugins may register the
 same bare name, and only using that ambiguous bare name is an error (it lists the
 qualified names). The same qualified name registered twice is a plugin bug and fails
-at once.
+at once. A plugin may also register under a second namespace of its own (``register(cls,
+namespace="criteria")``), which then belongs to it as its own namespace does (``claim_namespace``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from .plugins import CORE_NAMESPACE, PluginHost
 from .scoring import CASE_FIELDS, PLATFORM_KEYS, Generator, Scorer, config_field_names
 
 T = TypeVar("T")
+
+#: Namespaces no plugin may claim: the registry gives them to something else.
+RESERVED_NAMESPACES = {"prompts": "the scorers of the user's prompt directories"}
 
 
 @dataclass
@@ -114,8 +118,36 @@ class Registry:
     providers: dict[str, Any] = field(default_factory=dict)
     settings: PluginSettings = field(default_factory=PluginSettings)
     host: PluginHost | None = field(default=None, repr=False)
+    #: namespaces plugins claimed besides their own (``criteria`` -> ``judge``), loaded or not
+    claimed: dict[str, str] = field(default_factory=dict)
     _registered: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     _commands: Any = field(default=None, repr=False)
+
+    def namespaces(self, plugin: str) -> list[str]:
+        """The namespaces ``plugin`` registers under in this application: its own, then the extra
+        ones it claimed that are not blocked."""
+        extra = sorted(n for n, owner in self.claimed.items()
+                       if owner == plugin and self.host.loads_namespace(plugin, n))
+        return [self.host.namespace(plugin), *extra]
+
+    def claim_namespace(self, plugin: str, namespace: str | None) -> str | None:
+        """The namespace an entry ``plugin`` registers goes under: its own (``namespace`` None), or
+        an extra one, which then belongs to ``plugin`` alone; None when that namespace is blocked
+        or left out by the allow-list (the entry is then dropped, as a blocked plugin's would be)."""
+        own = self.host.namespace(plugin)
+        if namespace is None or namespace == own:
+            return own
+        if not isinstance(namespace, str) or not namespace or "/" in namespace:
+            raise PluginError(f"plugin {plugin!r}: namespace= takes a non-empty name without '/'; got {namespace!r}")
+        if namespace in RESERVED_NAMESPACES:
+            raise PluginError(f"plugin {plugin!r} registers under the namespace {namespace!r}, which is reserved "
+                              f"for {RESERVED_NAMESPACES[namespace]}")
+        owner = self.claimed.get(namespace) or self.host.owner(namespace, other_than=plugin)
+        if owner not in (None, plugin):
+            raise PluginError(f"plugin {plugin!r} registers under the namespace {namespace!r}, which belongs to "
+                              f"plugin {owner!r}")
+        self.claimed[namespace] = plugin
+        return namespace if self.host.loads_namespace(plugin, namespace) else None
 
     def registered(self, hook_name: str, what: str = "entry") -> dict[str, Any]:
         """What plugins register through a hook of the ``register(name, obj)`` shape that a plugin
@@ -243,24 +275,31 @@ def build(host: PluginHost, settings: PluginSettings | None = None,
     may read them."""
     reg = Registry(host=host, settings=settings if settings is not None else read_settings(host))
 
+    def add(table: Table, name: str, obj: Any, plugin: str, namespace: str | None) -> None:
+        """Every ``register`` callback files its entry here, under the namespace it may claim."""
+        claimed = reg.claim_namespace(plugin, namespace)
+        if claimed is not None:
+            table.add(name, obj, plugin, claimed)
+
     def scorer_register(plugin: str):
-        def register(cls: Any) -> None:
-            reg.scorers.add(check_scorer(cls, plugin), cls, plugin, host.namespace(plugin))
+        def register(cls: Any, *, namespace: str | None = None) -> None:
+            add(reg.scorers, check_scorer(cls, plugin), cls, plugin, namespace)
         return register
 
     def generator_register(plugin: str):
-        def register(cls: Any) -> None:
+        def register(cls: Any, *, namespace: str | None = None) -> None:
             if not (isinstance(cls, type) and issubclass(cls, Generator) and cls.name):
                 raise PluginError(f"plugin {plugin!r} registered {cls!r}; expected a named evalyard.Generator subclass")
-            reg.generators.add(cls.name, cls, plugin, host.namespace(plugin))
+            add(reg.generators, cls.name, cls, plugin, namespace)
         return register
 
     def template_register(plugin: str):
         # One naming rule: the registry names a plugin's template `<namespace>/<bare name>`, so a
         # plugin registers bare names only. `aliases` maps former names (``trust_entailment``)
         # to bare names of this plugin, so they keep resolving in the prompt library.
-        def register(name_or_dir: Any, text: str | None = None, *, aliases: dict[str, str] | None = None) -> None:
-            namespace = host.namespace(plugin)
+        def register(name_or_dir: Any, text: str | None = None, *, aliases: dict[str, str] | None = None,
+                     namespace: str | None = None) -> None:
+            namespace = reg.claim_namespace(plugin, namespace)
             if text is None:
                 directory = Path(name_or_dir)
                 if not directory.is_dir():
@@ -272,8 +311,11 @@ def build(host: PluginHost, settings: PluginSettings | None = None,
             for name, source in named:
                 if not name or "/" in name:
                     raise PluginError(f"plugin {plugin!r}: prompt template name {name!r} must be bare (no '/'): "
-                                      f"the registry names it {namespace}/<name>")
-                reg.prompt_templates.add(name, source, plugin, namespace)
+                                      f"the registry names it <namespace>/<name>")
+                if namespace is not None:
+                    reg.prompt_templates.add(name, source, plugin, namespace)
+            if namespace is None:
+                return  # a blocked namespace: its templates, and so their aliases, are left out
             for old, bare in (aliases or {}).items():
                 target = f"{namespace}/{bare}"
                 if target not in reg.prompt_templates.entries:
@@ -282,7 +324,8 @@ def build(host: PluginHost, settings: PluginSettings | None = None,
         return register
 
     def loader_register(plugin: str):
-        def register(name: str, function: Callable, extensions: tuple[str, ...] | list[str] = ()) -> None:
+        def register(name: str, function: Callable, extensions: tuple[str, ...] | list[str] = (), *,
+                     namespace: str | None = None) -> None:
             if isinstance(name, str) and name.startswith(".") and not extensions:  # register(".ext", load)
                 name, extensions = name[1:], (name,)
             extensions = tuple(e.lower() for e in extensions) if not isinstance(extensions, str) else ()
@@ -290,14 +333,14 @@ def build(host: PluginHost, settings: PluginSettings | None = None,
                     or not all(e.startswith(".") and len(e) > 1 for e in extensions)):
                 raise PluginError(f"plugin {plugin!r}: register(name, function, extensions=('.ext', ...)) needs a "
                                   "format name, a callable and file endings that start with '.'")
-            reg.loaders.add(name, DataFormat(name, function, extensions), plugin, host.namespace(plugin))
+            add(reg.loaders, name, DataFormat(name, function, extensions), plugin, namespace)
         return register
 
     def executor_register(plugin: str):
-        def register(name: str, factory: Callable) -> None:
+        def register(name: str, factory: Callable, *, namespace: str | None = None) -> None:
             if not isinstance(name, str) or not name or "/" in name or not callable(factory):
                 raise PluginError(f"plugin {plugin!r}: register(name, factory) needs a name and a callable")
-            reg.executors.add(name, factory, plugin, host.namespace(plugin))
+            add(reg.executors, name, factory, plugin, namespace)
         return register
 
     host.call_per_plugin("register_scorers", register=scorer_register)
@@ -305,11 +348,11 @@ def build(host: PluginHost, settings: PluginSettings | None = None,
     host.call_per_plugin("register_prompt_templates", register=template_register)
     host.call_per_plugin("register_loaders", register=loader_register)
     def scorer_kind_register(plugin: str):
-        def register(kind: str, factory: Callable) -> None:
+        def register(kind: str, factory: Callable, *, namespace: str | None = None) -> None:
             if not isinstance(kind, str) or not kind or kind == "prompt" or not callable(factory):
                 raise PluginError(f"plugin {plugin!r}: register(kind, factory) needs a kind other than 'prompt' "
                                   "and a callable")
-            reg.scorer_kinds.add(kind, factory, plugin, host.namespace(plugin))
+            add(reg.scorer_kinds, kind, factory, plugin, namespace)
         return register
 
     host.call_per_plugin("register_executors", register=executor_register)

@@ -27,9 +27,10 @@ class Settings:
     - ``db_url``: any SQLAlchemy URL or a SQLite file path (``EVALYARD_DB``; default
       ``evalyard.db`` in ``home``).
     - ``entry_points``: load installed plugins of the ``evalyard`` entry-point group.
-    - ``load_plugins``: allow-list of entry-point plugin names (``EVALYARD_LOAD_PLUGINS``;
-      set, even empty, means only those). ``block_plugins``: never load these, built-ins
-      included (``EVALYARD_BLOCK_PLUGINS``).
+    - ``load_plugins``: allow-list of entry-point plugin names and of the extra namespaces they
+      register under (``EVALYARD_LOAD_PLUGINS``; set, even empty, means only those).
+      ``block_plugins``: never load these plugins or namespaces, built-ins included
+      (``EVALYARD_BLOCK_PLUGINS``).
     - ``extra_plugins``: modules or ``.py`` files to load as plugins (``EVALYARD_EXTRA_PLUGINS``).
     - ``trace_plugins``: print every hook call to stderr (``EVALYARD_TRACE_PLUGINS=1``).
     - ``judge_model``: the model judges use when a scorer names none (``EVALYARD_JUDGE_MODEL``).

@@ -54,14 +54,18 @@ def _short(value) -> str:
 @click.option("--settings", "show_settings", is_flag=True,
               help="List plugins' settings instead: name, type, default, variable, current value, help.")
 def plugins(as_json, show_all, show_settings):
-    """List loaded plugins: name, version and the hooks each implements."""
+    """List loaded plugins: name, the namespaces it registers under, version and the hooks each implements."""
     if show_settings:
         _settings(as_json)
         return
+    app = current_app()
+    infos = [i for i in app.host.infos() if show_all or not i.builtin]
+    # What a plugin registers under a namespace besides its own is known once it has registered.
+    registry = app.registry if infos else None
     data = [
-        {"name": i.name, "namespace": i.namespace, "version": i.version, "distribution": i.distribution,
-         "builtin": i.builtin, "hooks": i.hooks}
-        for i in current_app().host.infos() if show_all or not i.builtin
+        {"name": i.name, "namespace": i.namespace, "namespaces": registry.namespaces(i.name), "version": i.version,
+         "distribution": i.distribution, "builtin": i.builtin, "hooks": i.hooks}
+        for i in infos
     ]
     if as_json:
         echo_json(data)
@@ -69,8 +73,9 @@ def plugins(as_json, show_all, show_settings):
     if not data:
         click.echo("no plugins installed (evalyard install evalyard-lexicon, or see --all)")
         return
-    click.echo(table(["plugin", "version", "distribution", "hooks"],
-                     [[d["name"], d["version"] or "-", d["distribution"] or "-", ", ".join(d["hooks"])] for d in data]))
+    click.echo(table(["plugin", "namespaces", "version", "distribution", "hooks"],
+                     [[d["name"], ", ".join(d["namespaces"]), d["version"] or "-", d["distribution"] or "-",
+                       ", ".join(d["hooks"])] for d in data]))
 
 
 def _settings(as_json: bool) -> None:

@@ -1,7 +1,6 @@
 """The twelve LLM-as-judge aspects of seed 004, one scorer each: ``criteria/<aspect>``.
 
-This module is its own entry point (``criteria``), so the scorers' namespace is
-``criteria``. Each aspect states its question, the answer that is the good outcome
+The plugin registers them under its second namespace, ``criteria``. Each aspect states its question, the answer that is the good outcome
 (polarity), ``higher_is_better`` and the case fields it needs:
 
 - the yes/no aspects store the judge's answer as asked: value 1 = yes. For harmfulness,
@@ -19,10 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, make_dataclass
 from typing import Any, ClassVar
 
-from evalyard import Case, PromptScorer, Score, hookimpl
+from evalyard import Case, PromptScorer, Score
 
 from .base import JudgeScorer
 from .templates import template_name
+
+#: The namespace the plugin registers the aspects under (``criteria/correctness``).
+NAMESPACE = "criteria"
 
 
 @dataclass(frozen=True)
@@ -123,9 +125,3 @@ def _scorer_class(aspect: Aspect) -> type[CriterionScorer]:
 
 
 SCORERS = tuple(_scorer_class(aspect) for aspect in ASPECTS)
-
-
-@hookimpl
-def register_scorers(register):
-    for scorer in SCORERS:
-        register(scorer)

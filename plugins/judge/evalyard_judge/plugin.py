@@ -1,12 +1,12 @@
 """The evalyard plugin entry point (``[project.entry-points.evalyard] judge``).
 
-The criteria aspects are registered by their own entry point (``evalyard_judge.criteria``)
-so they are namespaced ``criteria/``.
+The twelve criteria aspects are registered under a second namespace of this plugin,
+``criteria``, so they are named ``criteria/<aspect>`` (blocking ``criteria`` drops them alone).
 """
 
 from evalyard import hookimpl
 
-from . import arthur, ragas
+from . import arthur, criteria, ragas
 from .templates import register_all
 
 SCORERS = arthur.SCORERS + ragas.SCORERS
@@ -16,6 +16,8 @@ SCORERS = arthur.SCORERS + ragas.SCORERS
 def register_scorers(register):
     for scorer in SCORERS:
         register(scorer)
+    for scorer in criteria.SCORERS:
+        register(scorer, namespace=criteria.NAMESPACE)
 
 
 @hookimpl

@@ -87,3 +87,34 @@ def test_the_readme_names_every_scorer_and_template(app):
             assert entry.name in readme, entry.qualified
     for path in (ROOT / "plugins" / "judge" / "evalyard_judge" / "templates").glob("*.jinja"):
         assert f"`judge/{path.stem}`" in readme, path.stem
+
+
+def test_one_entry_point_registers_the_aspects_under_the_criteria_namespace():
+    """The distribution declares one plugin, ``judge``; ``criteria`` is a namespace of it."""
+    from importlib.metadata import distribution
+
+    assert [(ep.group, ep.name) for ep in distribution("evalyard-judge").entry_points] == [("evalyard", "judge")]
+
+
+def judge_namespaces(**settings):
+    import dataclasses
+
+    from evalyard import Application, Settings
+
+    app = Application(dataclasses.replace(Settings.from_env(), **settings))
+    loaded = {e.namespace for e in app.registry.scorers if e.plugin == "judge"}
+    return loaded, ({i.name for i in app.host.infos()} & {"judge", "criteria"})
+
+
+@pytest.mark.parametrize("allowed, blocked, namespaces", [
+    ({"judge", "criteria"}, (), {"judge", "criteria"}),   # what the tests and users set before: unchanged
+    ({"judge"}, (), {"judge"}),                           # unchanged: the aspects come when named
+    ({"criteria"}, (), set()),                            # a namespace comes with its plugin: nothing, no error
+    (None, ("criteria",), {"judge"}),                     # blocking the namespace drops the aspects only
+    (None, ("judge",), set()),                            # blocking the plugin drops both
+])
+def test_allow_and_block_lists_name_the_criteria_namespace(allowed, blocked, namespaces):
+    loaded, plugins = judge_namespaces(load_plugins=None if allowed is None else frozenset(allowed),
+                                       block_plugins=frozenset(blocked))
+    assert loaded == namespaces
+    assert plugins == ({"judge"} if namespaces else set())  # never a plugin named criteria
