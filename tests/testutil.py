@@ -10,6 +10,18 @@ TESTS = Path(__file__).resolve().parent
 REFERENCE_DATA = TESTS / "data" / "reference"
 
 
+def provider_plugin(prefix: str, handler: object) -> object:
+    """An in-process plugin that registers ``handler`` as the model provider for ``prefix/``."""
+    from evalyard import hookimpl
+
+    class ProviderPlugin:
+        @hookimpl
+        def register_model_providers(self, register):
+            register(prefix, handler)
+
+    return ProviderPlugin()
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")

@@ -9,6 +9,7 @@ import pytest
 import evalyard
 from evalyard import PluginError, Settings, hookimpl
 from evalyard.models import ModelCallError
+from testutil import provider_plugin
 
 MESSAGES = [{"role": "user", "content": "hello there"}]
 
@@ -100,12 +101,7 @@ def test_one_prefix_belongs_to_one_plugin(app):
     ("quiet", object(), "neither completion"),
 ])
 def test_a_provider_is_checked_when_registered(app, name, handler, message):
-    class Bad:
-        @hookimpl
-        def register_model_providers(self, register):
-            register(name, handler)
-
-    app.register_plugin(Bad(), name="bad")
+    app.register_plugin(provider_plugin(name, handler), name="bad")
     with pytest.raises(PluginError, match=message):
         app.model_providers
 
@@ -177,13 +173,7 @@ def test_a_providers_check_refuses_a_judge_model_before_the_run_is_stored(app, i
     import tiny_judge_plugin
 
     gated = Gated()
-
-    class GatedPlugin:
-        @hookimpl
-        def register_model_providers(self, register):
-            register("gated", gated)
-
-    app.register_plugin(GatedPlugin(), name="gated_plugin")
+    app.register_plugin(provider_plugin("gated", gated), name="gated_plugin")
     app.register_plugin(tiny_judge_plugin, name="tiny")
     cases = [{"id": "a", "input": "Hi?", "candidate": "Hello!"}, {"id": "b", "input": "Yo?", "candidate": "Hey."}]
     with pytest.raises(evalyard.InputError, match=r"^gated/missing: not installed here \(install it with `gated get`\)$"):

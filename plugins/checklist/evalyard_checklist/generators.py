@@ -4,9 +4,9 @@ A checklist generator makes checklists, not candidates: the checklist scorer (``
 ``evalyard checklist generate`` use it; ``evalyard run --generator`` refuses it. Every model call goes
 through the judge service (``runtime.judge``): the generator's model is checked by its provider when
 the generator is bound, before anything is asked, and its judge's model and template hash are in the
-generator's fingerprint; each call goes through the run's model layer (cached, counted). Item limits: the user's ``max_items`` is honoured (the
-pipeline's is only the default), a reply with more items is cut to it (``truncated_from`` in details),
-and fewer than ``min_items`` is an error for that case.
+generator's fingerprint; each call goes through the run's model layer (cached, counted). Item limits:
+the user's ``max_items`` is honoured (the pipeline's is only the default), a reply with more items is
+cut to it (``truncated_from`` in details), and fewer than ``min_items`` is an error for that case.
 """
 
 from __future__ import annotations

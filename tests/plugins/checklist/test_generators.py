@@ -11,6 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from evalyard.cli import cli
+from testutil import provider_plugin
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SUITE = str(EXAMPLES / "checklist.yaml")
@@ -166,16 +167,8 @@ class Gated:
     ("tick", ["--model", "gated/missing"]),
     ("rlcf_candidates_only", ["--model", MODEL, "-O", "candidate_models=gated/missing"])])
 def test_a_model_its_provider_refuses_is_refused_before_anything_is_asked(app, tmp_path, pipeline, options):
-    from evalyard import hookimpl
-
     gated = Gated()
-
-    class GatedPlugin:
-        @hookimpl
-        def register_model_providers(self, register):
-            register("gated", gated)
-
-    app.register_plugin(GatedPlugin(), name="gated_plugin")
+    app.register_plugin(provider_plugin("gated", gated), name="gated_plugin")
     output = tmp_path / "out.jsonl"
     result = invoke(app, "checklist", "generate", SUITE, "--pipeline", pipeline, *options, "-o", str(output))
     assert result.exit_code == 2 and "gated/missing: not installed here" in result.output
