@@ -240,7 +240,3 @@ def _csv_rows(handle, path: str, field_map: dict[str, str]) -> Iterator[tuple[Ca
         yield case_from_record(record, path=path, line=line_no, index=index, field_map={}), f"{path}:{line_no}"
         index += 1
 
-
-def load_csv(path: str | Path, field_map: dict[str, str] | None = None) -> tuple[list[Case], list[str]]:
-    """A whole CSV file as (cases, origins), ids checked: for files that fit in memory."""
-    return _collect(iter_csv(path, field_map))

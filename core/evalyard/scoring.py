@@ -180,10 +180,6 @@ class Scorer:
         """Fields each case must carry; override when the config changes them."""
         return tuple(self.requires)
 
-    @property
-    def is_async(self) -> bool:
-        return type(self).ascore is not Scorer.ascore or type(self).ascore_batch is not Scorer.ascore_batch
-
     # -- scoring -------------------------------------------------------
     def score(self, case: Case) -> Score:
         raise NotImplementedError(f"{type(self).__name__} implements neither score() nor score_batch()")

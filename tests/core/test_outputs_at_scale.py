@@ -5,7 +5,6 @@ reads stored totals or SQL aggregates, and the bounded queries the report and da
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import random

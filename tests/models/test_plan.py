@@ -4,7 +4,6 @@ Real layers: the scripted model and the fake OpenAI server behind litellm, a rea
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 
 import pytest

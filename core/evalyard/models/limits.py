@@ -33,10 +33,6 @@ class Slots:
     def size(self) -> int:
         return self._size
 
-    @property
-    def in_use(self) -> int:
-        return self._used
-
     def resize(self, size: int) -> None:
         with self._lock:
             self._size = max(1, size)

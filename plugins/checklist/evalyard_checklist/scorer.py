@@ -18,7 +18,7 @@ from evalyard import AnswerShape, Case, ConfigError, EvalyardError, InputError, 
 
 from .data import Checklist, checklist_from, load_checklists_file
 from .metrics import PRIMARY_METRICS, category_scores, corpus_metrics, item_aggregates
-from .parsing import (UNSURE_FALLBACK, ReplyError, first_token_probs, interpret_probs, parse_batch, parse_item)
+from .parsing import (UNSURE_FALLBACK, first_token_probs, interpret_probs, parse_batch, parse_item)
 
 #: Built-in scoring prompts; a template of the same name in a user's prompt directory replaces one.
 TEMPLATES = {"batch": "checklist/score_batch", "item": "checklist/score_item",

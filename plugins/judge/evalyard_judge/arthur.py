@@ -15,7 +15,7 @@ import dataclasses
 import math
 from typing import Any, ClassVar
 
-from evalyard import Case, JudgeError, Score, Usage
+from evalyard import Case, JudgeError, Score
 
 from .base import JudgeScorer
 from .debiased import DEFAULT_TIE_MARGIN, debiased_label

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from evalyard import ConfigError
 
@@ -114,15 +114,6 @@ class JudgeEntailment:
         if "p_yes" in details:
             return Entailment(int(details["p_yes"] >= self.threshold), details, judgement.usage)
         return Entailment(int(judgement.value == 1.0), details, judgement.usage)
-
-
-def register_entailment_backend(name: str, factory: Callable[[Any, Any], Any]) -> None:
-    """Deprecated: implement the trust plugin's hook ``register_entailment_backends(register)``.
-    ``factory(config, runtime)`` returns an object with ``name``, ``fingerprint() -> dict`` and
-    ``async entails(premise, hypothesis) -> Entailment``."""
-    from .extensions import add_from_python
-
-    add_from_python("entailment backend", name, factory)
 
 
 def make_backend(name: str, config: Any, runtime: Any) -> Any:

@@ -9,7 +9,7 @@ same). Other detectors plug in through the trust plugin's hook ``register_refusa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any
 
 from .text import normalize
 
@@ -35,12 +35,6 @@ def fuzzywuzzy_partial_ratio(s1: str, s2: str) -> int:
             return 100
         best = max(best, ratio)
     return int(round(100 * best))
-
-
-class RefusalDetector(Protocol):
-    name: str
-
-    def detect(self, output: str) -> "RefusalVerdict": ...
 
 
 @dataclass
@@ -70,14 +64,6 @@ class FuzzyRefusal:
         ratios = [self.ratio(phrase, output) for phrase in self.phrases]
         best = max(ratios)
         return RefusalVerdict(best > self.threshold, {"refusal_ratio": best, "refusal_threshold": self.threshold})
-
-
-def register_refusal_detector(name: str, factory: Callable[..., Any]) -> None:
-    """Deprecated: implement the trust plugin's hook ``register_refusal_detectors(register)``.
-    ``factory(config)`` returns an object with ``name`` and ``detect(output)``."""
-    from .extensions import add_from_python
-
-    add_from_python("refusal detector", name, factory)
 
 
 def fuzzy_detector(config: Any) -> FuzzyRefusal:

@@ -5,7 +5,6 @@ groups and Python functions still work, with a DeprecationWarning."""
 from __future__ import annotations
 
 import evalyard
-import pytest
 from trust_helpers import ASQA, details_by_case, invoke, run_json
 
 from evalyard import Settings, hookimpl
@@ -102,29 +101,3 @@ def test_a_name_of_the_trust_plugin_cannot_be_taken(app):
     result = invoke(app, "run", ASQA, "--format", "trust-eval", "-s", "trust_citations:entailment=lexical")
     assert result.exit_code == 2
     assert "plugin 'clash' registered entailment backend 'lexical', which plugin 'trust' registered" in result.output
-
-
-def test_the_python_functions_still_work_with_a_deprecation_warning(app):
-    import evalyard_trust
-
-    with pytest.deprecated_call(match="register_entailment_backends"):
-        evalyard_trust.register_entailment_backend("always_old", Always)
-    data = run_json(app, ASQA, "--format", "trust-eval", "-s", "trust_citations:entailment=always_old")
-    assert details_by_case(app, data["run_id"], "trust_citations")["asqa-01"].details["citations"]["nli_calls"]
-
-
-def test_the_old_entry_point_group_still_loads_with_a_deprecation_warning(app, tmp_path, monkeypatch):
-    (tmp_path / "old_refusal.py").write_text(
-        "from evalyard_trust import RefusalVerdict\n"
-        "class Never:\n"
-        "    name = 'never_old'\n"
-        "    def __init__(self, config): pass\n"
-        "    def detect(self, output): return RefusalVerdict(False)\n")
-    dist = tmp_path / "old_refusal-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: old-refusal\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[evalyard_trust.refusal]\nnever_old = old_refusal:Never\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.deprecated_call(match="evalyard_trust.refusal is deprecated"):
-        data = run_json(app, ASQA, "--format", "trust-eval", "-s", "trust_refusal:refusal=never_old")
-    assert data["scorers"]["trust_refusal"]["mean"] == 0.0

@@ -12,7 +12,6 @@ import sqlalchemy
 from trust_helpers import ASQA, details_by_case, doc, invoke, item, run_json, write_data
 
 import evalyard
-import evalyard_trust
 from evalyard_trust import Entailment
 from testutil import ROOT
 
@@ -52,7 +51,7 @@ def test_the_example_suite_with_the_scripted_judge(app):
 
 @pytest.mark.parametrize("threshold, entailed", [(0.6, 1), (0.8, 0)])
 def test_p_yes_against_a_threshold(app, tmp_path, rules, threshold, entailed):
-    model = rules([{"template": "trust_entailment", "content": "yes",
+    model = rules([{"template": "trust/entailment", "content": "yes",
                     "logprobs": [{"yes": math.log(0.7), "no": math.log(0.3)}]}])
     path = write_data(tmp_path / "one.trust.json", ONE)
     data = run_json(app, path, "-s", f"trust_citations:entailment=judge,entailment_answer=logprobs,"
@@ -63,7 +62,7 @@ def test_p_yes_against_a_threshold(app, tmp_path, rules, threshold, entailed):
 
 
 def test_a_text_verdict_is_read_from_the_last_line(app, tmp_path, rules):
-    model = rules([{"template": "trust_entailment", "content": "The premise names her.\nANSWER: yes"}])
+    model = rules([{"template": "trust/entailment", "content": "The premise names her.\nANSWER: yes"}])
     data = run_json(app, write_data(tmp_path / "one.trust.json", ONE), "-s",
                     "trust_citations:entailment=judge,entailment_answer=text", "--judge-model", model)
     assert data["scorers"]["trust_citations"]["mean"] == 1.0
@@ -71,7 +70,7 @@ def test_a_text_verdict_is_read_from_the_last_line(app, tmp_path, rules):
 
 @pytest.mark.parametrize("answer", ["structured", "text"])
 def test_an_unreadable_verdict_is_a_recorded_error_with_the_raw_text(app, tmp_path, rules, answer):
-    model = rules([{"template": "trust_entailment", "content": "It depends on the reader."}])
+    model = rules([{"template": "trust/entailment", "content": "It depends on the reader."}])
     data = run_json(app, write_data(tmp_path / "one.trust.json", ONE), "-s",
                     f"trust_score:entailment=judge,entailment_answer={answer}", "--judge-model", model,
                     exit_code=1)  # every result an error: the run fails
@@ -85,7 +84,7 @@ def test_an_unreadable_verdict_is_a_recorded_error_with_the_raw_text(app, tmp_pa
 
 
 def test_a_failing_model_call_is_a_recorded_error(app, tmp_path, rules):
-    model = rules([{"template": "trust_entailment", "error": 400}])
+    model = rules([{"template": "trust/entailment", "error": 400}])
     data = run_json(app, write_data(tmp_path / "one.trust.json", ONE), "-s", "trust_citations:entailment=judge",
                     "--judge-model", model, exit_code=1)
     row = details_by_case(app, data["run_id"], "trust_citations")["item-01"]
@@ -96,7 +95,7 @@ def test_auto_uses_the_stub_without_a_judge_and_the_judge_with_one(app, tmp_path
     path = write_data(tmp_path / "one.trust.json", ONE)
     plain = run_json(app, path, "-s", "trust_score")
     assert fingerprint(app, plain["run_id"])["entailment"]["backend"] == "lexical"
-    model = rules([{"template": "trust_entailment", "content": {"answer": "no"}}])
+    model = rules([{"template": "trust/entailment", "content": {"answer": "no"}}])
     judged = run_json(app, path, "-s", "trust_score", "--judge-model", model)
     assert fingerprint(app, judged["run_id"])["entailment"]["backend"] == "judge"
     assert judged["scorers"]["trust_score"]["aggregate"]["answered_citation_rec"] == 0.0
@@ -111,7 +110,7 @@ def test_auto_counts_only_a_judge_the_user_chose_not_one_a_plugin_offers(app, tm
     from evalyard import hookimpl, register_prompt_scorer
 
     monkeypatch.delenv("EVALYARD_JUDGE_MODEL", raising=False)
-    model = rules([{"template": "trust_entailment", "content": {"answer": "no"}}, {"content": "ANSWER: yes"}])
+    model = rules([{"template": "trust/entailment", "content": {"answer": "no"}}, {"content": "ANSWER: yes"}])
     offering = types.ModuleType("offers_a_judge")
     offering.default_judge_model = hookimpl(lambda: model)
     offering.default_judge_model.__name__ = "default_judge_model"
@@ -161,7 +160,12 @@ class EverythingEntails:
 
 
 def test_a_plugin_adds_a_backend_without_touching_this_one(app, tmp_path):
-    evalyard_trust.register_entailment_backend("always", EverythingEntails)
+    class AddsABackend:
+        @evalyard.hookimpl
+        def register_entailment_backends(self, register):
+            register("always", EverythingEntails)
+
+    app.register_plugin(AddsABackend(), name="adds_a_backend")
     data = run_json(app, ASQA, "--format", "trust-eval", "-s", "trust_citations:entailment=always")
     aggregate = data["scorers"]["trust_citations"]["aggregate"]
     assert aggregate["answered_citation_rec"] > 35.0  # the stub's 35: every cited sentence now counts
