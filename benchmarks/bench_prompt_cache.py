@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ["judge/qa_correctness", "judge/summary_quality", "judge/hallucination_claims",
              "judge/hallucination_check", "judge/criterion", "judge/criterion_correctness",
              "judge/criterion_source", "judge/criterion_hallucination", "judge/summarization_keyphrases",
-             "correctness", "faithfulness", "helpfulness", "relevance", "criterion", "trust_entailment"]
+             "correctness", "faithfulness", "helpfulness", "relevance", "criterion", "trust/entailment"]
 
 
 def measure() -> dict[str, dict[str, float]]:

@@ -88,14 +88,10 @@ class RunPlan:
         return [p.name for p in self.scorers]
 
 
-def plugin_templates(registry: Registry) -> list[tuple[str, Any, str, tuple[str, ...]]]:
-    """(qualified name, text or path, plugin namespace, former names) of every template plugins
-    registered: a plugin's templates are ``<namespace>/<bare name>`` in the prompt library."""
-    former: dict[str, list[str]] = {}
-    for old, qualified in registry.template_aliases.items():
-        former.setdefault(qualified, []).append(old)
-    return [(e.qualified, e.obj, e.namespace, tuple(sorted(former.get(e.qualified, ()))))
-            for e in registry.prompt_templates]
+def plugin_templates(registry: Registry) -> list[tuple[str, Any, str]]:
+    """(qualified name, text or path, plugin namespace) of every template plugins registered: a
+    plugin's templates are ``<namespace>/<bare name>`` in the prompt library."""
+    return [(e.qualified, e.obj, e.namespace) for e in registry.prompt_templates]
 
 
 def with_prompt_scorers(registry: Registry, library) -> Registry:

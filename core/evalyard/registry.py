@@ -109,8 +109,6 @@ class Registry:
     scorers: Table[type[Scorer]] = field(default_factory=lambda: Table("scorer"))
     generators: Table[type[Generator]] = field(default_factory=lambda: Table("generator"))
     prompt_templates: Table[Any] = field(default_factory=lambda: Table("prompt template"))
-    #: former template names -> qualified names (``trust_entailment`` -> ``trust/entailment``)
-    template_aliases: dict[str, str] = field(default_factory=dict)
     loaders: Table[DataFormat] = field(default_factory=lambda: Table("data format"))
     executors: Table[Callable] = field(default_factory=lambda: Table("executor"))
     scorer_kinds: Table[Callable] = field(default_factory=lambda: Table("scorer kind"))
@@ -295,10 +293,8 @@ def build(host: PluginHost, settings: PluginSettings | None = None,
 
     def template_register(plugin: str):
         # One naming rule: the registry names a plugin's template `<namespace>/<bare name>`, so a
-        # plugin registers bare names only. `aliases` maps former names (``trust_entailment``)
-        # to bare names of this plugin, so they keep resolving in the prompt library.
-        def register(name_or_dir: Any, text: str | None = None, *, aliases: dict[str, str] | None = None,
-                     namespace: str | None = None) -> None:
+        # plugin registers bare names only.
+        def register(name_or_dir: Any, text: str | None = None, *, namespace: str | None = None) -> None:
             namespace = reg.claim_namespace(plugin, namespace)
             if text is None:
                 directory = Path(name_or_dir)
@@ -312,15 +308,8 @@ def build(host: PluginHost, settings: PluginSettings | None = None,
                 if not name or "/" in name:
                     raise PluginError(f"plugin {plugin!r}: prompt template name {name!r} must be bare (no '/'): "
                                       f"the registry names it <namespace>/<name>")
-                if namespace is not None:
+                if namespace is not None:  # None: a blocked namespace, its templates left out
                     reg.prompt_templates.add(name, source, plugin, namespace)
-            if namespace is None:
-                return  # a blocked namespace: its templates, and so their aliases, are left out
-            for old, bare in (aliases or {}).items():
-                target = f"{namespace}/{bare}"
-                if target not in reg.prompt_templates.entries:
-                    raise PluginError(f"plugin {plugin!r}: alias {old!r} names {bare!r}, which it did not register")
-                reg.template_aliases[str(old)] = target
         return register
 
     def loader_register(plugin: str):

@@ -162,12 +162,11 @@ class Runtime:
             from .prompting.library import PromptLibrary
 
             library = PromptLibrary(self.prompt_dirs)
-            for name, source, plugin, *former in self.plugin_templates:
-                aliases = former[0] if former else ()
+            for name, source, plugin in self.plugin_templates:
                 if isinstance(source, (str, bytes)) and not isinstance(source, Path):
-                    library.add_plugin_template(name, source, plugin=plugin, aliases=aliases)
+                    library.add_plugin_template(name, source, plugin=plugin)
                 else:
-                    library.add_plugin_template(name, path=source, plugin=plugin, aliases=aliases)
+                    library.add_plugin_template(name, path=source, plugin=plugin)
             self._prompts = library
         return self._prompts
 

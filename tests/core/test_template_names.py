@@ -1,6 +1,6 @@
 """One naming rule for plugin prompt templates: the registry names each `<plugin namespace>/<bare
-name>`, no plugin prefixes names by hand, and the names templates had before (`trust_entailment`,
-`checklist_gen_tick`) still resolve, for lookups and for a user's overriding file."""
+name>`, no plugin prefixes names by hand; the names templates had before 0.2 (`trust_entailment`,
+`checklist_gen_tick`) are gone, and a user's file overrides a plugin template under its own name."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from evalyard.cli import cli
 from evalyard.runtime import Runtime
 
 FORMER = {"trust_entailment": "trust/entailment", "checklist_gen_tick": "checklist/gen_tick",
-          "checklist_score_item": "checklist/score_item"}
+          "checklist_score_item": "checklist/score_item"}  # 0.1's names -> the names since 0.2
 
 OVERRIDE = """---
 answer: binary
@@ -63,27 +63,25 @@ def test_every_plugin_template_is_listed_as_namespace_slash_bare_name(installed_
     assert not {"checklist_gen_tick", "trust_entailment", "judge/judge/summary_quality"} & names
 
 
-def test_former_names_resolve_to_the_renamed_templates(installed_plugins, app):
+def test_former_names_are_gone_and_fingerprints_record_the_current_name(installed_plugins, app):
     prompts = library(app)
     for old, new in FORMER.items():
-        found = prompts.get(old)
-        assert found.name == new and old in found.aliases
-        assert found.text == prompts.get(new).text
-        # Fingerprints record the original name, so existing calibrations and comparisons still match.
-        assert found.recorded_name == old
+        with pytest.raises(Exception, match=f"no prompt template named '{old}'"):
+            prompts.get(old)
+        assert prompts.get(new).name == new
     shown = invoke(app, "prompts", "show", "checklist_gen_tick")
-    assert shown.exit_code == 0, shown.output
-    assert shown.output.startswith("# checklist/gen_tick from plugin checklist")
+    assert shown.exit_code == 2 and "no prompt template named 'checklist_gen_tick'" in shown.output
 
 
-def test_a_user_file_under_a_former_name_still_overrides_the_plugin_template(installed_plugins, app, tmp_path):
-    (tmp_path / "trust_entailment.jinja").write_text(OVERRIDE)
+def test_a_user_file_overrides_the_plugin_template_under_its_name(installed_plugins, app, tmp_path):
+    (tmp_path / "trust").mkdir()
+    (tmp_path / "trust" / "entailment.jinja").write_text(OVERRIDE)
+    (tmp_path / "trust_entailment.jinja").write_text(OVERRIDE)  # a former name: its own template now
     prompts = library(app, tmp_path)
-    for name in ("trust/entailment", "trust_entailment"):
-        found = prompts.get(name)
-        assert found.path == str(tmp_path / "trust_entailment.jinja")
-        assert found.overrides == ["plugin trust"]
-    assert "trust_entailment" not in prompts.names() and "trust/entailment" in prompts.names()
+    found = prompts.get("trust/entailment")
+    assert found.path == str(tmp_path / "trust" / "entailment.jinja")
+    assert found.overrides == ["plugin trust"]
+    assert prompts.get("trust_entailment").overrides == []
 
 
 def test_a_plugin_cannot_register_a_prefixed_template_name(app):
@@ -92,16 +90,8 @@ def test_a_plugin_cannot_register_a_prefixed_template_name(app):
         app.registry
 
 
-def test_an_alias_must_name_a_template_the_plugin_registered(app):
-    app.register_plugin(template_plugin(lambda register: register("mine", OVERRIDE, aliases={"old_mine": "other"})),
+def test_register_takes_no_aliases_any_more(app):
+    app.register_plugin(template_plugin(lambda register: register("mine", OVERRIDE, aliases={"old_mine": "mine"})),
                         name="aliaser")
-    with pytest.raises(PluginError, match="alias 'old_mine'"):
+    with pytest.raises(PluginError, match="unexpected keyword argument .aliases."):
         app.registry
-
-
-def test_a_plugin_alias_resolves_in_the_library(app):
-    app.register_plugin(template_plugin(lambda register: register("mine", OVERRIDE, aliases={"aliaser_mine": "mine"})),
-                        name="aliaser")
-    prompts = library(app)
-    assert prompts.get("aliaser_mine").name == "aliaser/mine"
-    assert "aliaser/mine" in prompts.names()

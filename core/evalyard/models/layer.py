@@ -338,9 +338,7 @@ class ModelLayer:
         # Only our own providers read it (the scripted model matches rules on it); for the
         # others litellm would build a logging payload from it on every call.
         if template and self.provider_of(model) is not None:
-            # ``template`` is the template's name, or its names (current first, then former ones).
-            names = [template] if isinstance(template, str) else list(template)
-            kwargs["metadata"] = {"evalyard_template": names[0], "evalyard_template_aliases": names[1:]}
+            kwargs["metadata"] = {"evalyard_template": template}
         return kwargs
 
     def _completion(self, model: str, response: Any, key: str, latency_ms: float, attempts: int) -> Completion:

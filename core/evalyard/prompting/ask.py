@@ -165,9 +165,8 @@ def _prepare(layer: Any, model: str, prompt: Any, case: Any, answer: AnswerShape
         messages = prompt.render(case if case is not None else {}, variables=variables, reasoning=reasoning,
                                  structured=structured, answer=shape).messages
         messages = cache_marked(model, messages)
-        # A renamed template's former names go along, so a scripted model's rules written
-        # for them still match (the name is request metadata: it is not in the cache key).
-        name: Any = (prompt.name, *prompt.aliases) if prompt.aliases else prompt.name
+        # The name is request metadata (a scripted model's rules match on it), not in the cache key.
+        name: Any = prompt.name
         template_params = prompt.parameters
     else:
         messages, name, template_params = list(prompt), None, {}

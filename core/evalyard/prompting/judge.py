@@ -32,7 +32,7 @@ class Judge(Fingerprinted):
         self.model, self.template, self.options = model, template, options
         self._layer_of, self._layer = layer, None
         #: what every judgement's details name: the template and its hash (the same for every case)
-        self._named = {"template": template.recorded_name, "template_hash": template.hash}
+        self._named = {"template": template.name, "template_hash": template.hash}
 
     def layer(self) -> Any:
         """The model layer, asked for once: a run has one layer for its life (what changes when the
@@ -71,7 +71,7 @@ def resolve_template(library: Any, template: str | Path | PromptTemplate,
     if isinstance(template, Path):
         return parse_template(template.read_text(encoding="utf-8"), name=template.stem, path=str(template),
                               source="file")
-    if default is not None and library.canonical(template) not in library.names():
+    if default is not None and template not in library.names():
         if isinstance(default, PromptTemplate):
             return default
         return parse_template(default.read_text(encoding="utf-8"), name=template, path=str(default),

@@ -54,29 +54,18 @@ class PromptLibrary:
         self.builtins = builtins or builtin_dir()
         self.include_builtins = include_builtins
         self._plugin: dict[str, _PluginTemplate] = {}
-        self._aliases: dict[str, str] = {}  # former name -> current name
         self._parsed: dict[tuple[str, str], PromptTemplate] = {}
         self._scanned: list[tuple[str, dict[str, Path]]] | None = None
         self._builtin_entries: dict[str, Path] | None = None
 
     def add_plugin_template(self, name: str, text: str | None = None, *, path: str | Path | None = None,
-                            plugin: str = "python", aliases: Iterable[str] = ()) -> None:
-        """A template registered by a plugin (``register_prompt_templates``) or from Python;
-        ``aliases`` are its former names, which keep resolving to it."""
+                            plugin: str = "python") -> None:
+        """A template registered by a plugin (``register_prompt_templates``) or from Python."""
         if text is None:
             if path is None:
                 raise ValueError("give the template's text or its path")
             text = Path(path).read_text(encoding="utf-8")
         self._plugin[name] = _PluginTemplate(plugin, text, None if path is None else str(path))
-        for alias in aliases:
-            self._aliases[alias] = name
-
-    def canonical(self, name: str) -> str:
-        """The current name for ``name`` (itself unless it is a former name)."""
-        return self._aliases.get(name, name)
-
-    def aliases_of(self, name: str) -> tuple[str, ...]:
-        return tuple(sorted(old for old, new in self._aliases.items() if new == name))
 
     # -- discovery ----------------------------------------------------------------
     def _sources(self) -> list[tuple[str, dict[str, Path | _PluginTemplate]]]:
@@ -94,25 +83,20 @@ class PromptLibrary:
     def names(self) -> list[str]:
         seen: set[str] = set()
         for _, entries in self._sources():
-            seen.update(self.canonical(name) for name in entries)
+            seen.update(entries)
         return sorted(seen)
 
     def get(self, name: str) -> PromptTemplate:
-        name = self.canonical(name)
-        spellings = (name, *self.aliases_of(name))
         found: list[tuple[str, Path | _PluginTemplate]] = []
         for kind, entries in self._sources():
-            # Within one source the current name wins over a former one.
-            hit = next((entries[s] for s in spellings if s in entries), None)
-            if hit is not None:
-                found.append((kind, hit))
+            if name in entries:
+                found.append((kind, entries[name]))
         if not found:
             known = ", ".join(self.names()) or "none"
             raise UnknownNameError(f"no prompt template named {name!r} (known: {known})")
         kind, entry = found[0]
         template = self._load(name, kind, entry)
         template.overrides = [_describe(k, e) for k, e in found[1:]]
-        template.aliases = spellings[1:]
         return template
 
     def list(self) -> list[PromptTemplate]:

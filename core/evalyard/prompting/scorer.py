@@ -156,7 +156,7 @@ class PromptScorer(Scorer):
     def fingerprint_data(self) -> dict[str, Any]:
         """What decides this scorer's values: version and options, the judge model and the template's hash."""
         template = self.prompt_template()
-        return {**super().fingerprint_data(), "template": template.recorded_name, "template_hash": template.hash,
+        return {**super().fingerprint_data(), "template": template.name, "template_hash": template.hash,
                 "template_source": template.origin, "model": self.judge_model()}
 
     def layer(self) -> Any:

@@ -100,15 +100,6 @@ class PromptTemplate:
     path: str | None = None
     source: str = "built-in"  # "built-in", "plugin NAME" or "file"
     overrides: list[str] = field(default_factory=list)
-    #: former names that resolve to this template (a renamed plugin template's old names)
-    aliases: tuple[str, ...] = ()
-
-    @property
-    def recorded_name(self) -> str:
-        """The name scorers record in fingerprints: the original (first former) name of a renamed
-        template, so a rename leaves fingerprints, and the calibrations and reuse keyed by
-        them, as they were."""
-        return self.aliases[0] if self.aliases else self.name
 
     @property
     def hash(self) -> str:
@@ -118,21 +109,6 @@ class PromptTemplate:
     def origin(self) -> str:
         """Where it came from, for listings: ``built-in``, ``plugin NAME`` or the file path."""
         return self.path if self.source == "file" and self.path else self.source
-
-    def front_matter(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"description": self.description, "fields": list(self.fields),
-                               "answer": self.answer.to_spec()}
-        if self.system:
-            out["system"] = self.system
-        if self.question:
-            out["question"] = self.question
-        if self.parameters:
-            out["parameters"] = self.parameters
-        if self.variables:
-            out["variables"] = self.variables
-        if self.scorer is not None:
-            out["scorer"] = self.scorer
-        return out
 
     # -- rendering ---------------------------------------------------------------
     def render(self, case: Any, *, variables: dict[str, Any] | None = None, reasoning: bool = True,

@@ -6,7 +6,7 @@ where PATH is a YAML or JSONL file of rules. It goes through the whole model lay
 
 A rule matches on any of (all given must hold; a rule with none matches everything):
 
-- ``template``: the prompt template's name or one of its former names (shell-style wildcards allowed);
+- ``template``: the prompt template's name (shell-style wildcards allowed);
 - ``contains``: a substring (or a list of substrings) of the rendered prompt;
 - ``regex``: a regular expression searched in the rendered prompt.
 
@@ -72,10 +72,8 @@ class Rule:
     delay_ms: float = 0.0
     echo: bool = False
 
-    def matches(self, prompt: str, template: str | None, aliases: tuple[str, ...] = ()) -> bool:
-        # A renamed template answers to its former names too (``trust_entailment``).
-        if self.template is not None and (template is None or not any(
-                fnmatch.fnmatchcase(name, self.template) for name in (template, *aliases))):
+    def matches(self, prompt: str, template: str | None) -> bool:
+        if self.template is not None and (template is None or not fnmatch.fnmatchcase(template, self.template)):
             return False
         if any(text not in prompt for text in self.contains):
             return False
@@ -201,9 +199,9 @@ class ScriptedModel:
             self._files[path] = (mtime, rules)
         return rules
 
-    def pick(self, path: str, prompt: str, template: str | None, aliases: tuple[str, ...] = ()) -> Rule:
+    def pick(self, path: str, prompt: str, template: str | None) -> Rule:
         for rule in self.rules(path):
-            if not rule.matches(prompt, template, aliases):
+            if not rule.matches(prompt, template):
                 continue
             with self._lock:
                 used = self._used.get((path, rule.index), 0)
@@ -222,9 +220,8 @@ class ScriptedModel:
         prompt = prompt_text(messages)
         metadata = (litellm_params or {}).get("metadata") or {}
         template = metadata.get("evalyard_template")
-        aliases = tuple(metadata.get("evalyard_template_aliases") or ())
         try:
-            rule = self.pick(model, prompt, template, aliases)
+            rule = self.pick(model, prompt, template)
         except (LookupError, RulesError) as exc:
             raise litellm.BadRequestError(message=str(exc), llm_provider="scripted", model=model) from None
         if rule.error is not None:

@@ -12,7 +12,6 @@ cut to it (``truncated_from`` in details), and fewer than ``min_items`` is an er
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -128,7 +127,7 @@ class ChecklistGenerator(Generator):
         data = super().fingerprint_data()  # with the judge's model and template once bound
         further = self.further_templates()
         if further:
-            data["step_templates"] = {t.recorded_name: t.hash for t in further}
+            data["step_templates"] = {t.name: t.hash for t in further}
         return data
 
     def describe(self) -> dict[str, Any]:

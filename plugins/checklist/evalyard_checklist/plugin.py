@@ -41,7 +41,7 @@ def checklist_scorer_from_template(template):
 @hookimpl
 def register_prompt_templates(register):
     # The registry names them checklist/<file stem>; the former names (checklist_<stem>) keep working.
-    register(TEMPLATE_DIR, aliases={f"checklist_{path.stem}": path.stem for path in TEMPLATE_DIR.glob("*.jinja")})
+    register(TEMPLATE_DIR)
 
 
 @hookimpl

@@ -17,8 +17,8 @@ def register_scorers(register):
 
 @hookimpl
 def register_prompt_templates(register):
-    # Named trust/entailment by the registry; trust_entailment is its former name.
-    register(TEMPLATES, aliases={"trust_entailment": "entailment"})
+    # Named trust/entailment by the registry (its 0.1 name, trust_entailment, is gone).
+    register(TEMPLATES)
 
 
 @hookimpl

@@ -122,10 +122,10 @@ def test_a_generator_is_refused_as_a_candidate_generator_and_bad_options_are_one
 def test_feedback_merges_near_duplicates_with_the_embedding_plugins_bundled_model(app, tmp_path, rules):
     pytest.importorskip("evalyard_embedding")
     model = rules([
-        {"template": "checklist_gen_feedback_merge", "content": {"question": "Does the email give the new date?"}},
-        {"template": "checklist_gen_feedback_tag",
+        {"template": "checklist/gen_feedback_merge", "content": {"question": "Does the email give the new date?"}},
+        {"template": "checklist/gen_feedback_tag",
          "content": {"items": [{"index": 0, "general": True}, {"index": 1, "general": True}]}},
-        {"template": "checklist_gen_feedback", "content": {"items": [
+        {"template": "checklist/gen_feedback", "content": {"items": [
             {"question": "Does the email state the new meeting date?", "sources": [0]},
             {"question": "Does the email state the new date of the meeting?", "sources": [1]},
             {"question": "Is the email signed?", "sources": [2]}]}}])
@@ -177,9 +177,9 @@ def test_a_model_its_provider_refuses_is_refused_before_anything_is_asked(app, t
 
 def test_a_generated_checklists_fingerprint_names_its_model_and_template_and_compare_sees_a_new_one(app, tmp_path, rules):
     model = rules([
-        {"template": "checklist_gen_tick", "content": {"items": [{"question": "Is it polite?"},
+        {"template": "checklist/gen_tick", "content": {"items": [{"question": "Is it polite?"},
                                                                  {"question": "Is it short?"}]}},
-        {"template": "checklist_score_batch", "content": {"answers": [{"question_index": 1, "answer": "YES"},
+        {"template": "checklist/score_batch", "content": {"answers": [{"question_index": 1, "answer": "YES"},
                                                                       {"question_index": 2, "answer": "YES"}]}}])
     suite = tmp_path / "gen.jsonl"
     suite.write_text(json.dumps({"id": "mail", "input": "Say hello.", "candidate": "Hello."}) + "\n")
@@ -196,8 +196,8 @@ def test_a_generated_checklists_fingerprint_names_its_model_and_template_and_com
         return run_id, app.open_store().get_run(run_id).scorers[0]["fingerprint_data"]["generator"]
 
     base, shipped_print = run()
-    # the template's recorded name is its first name (``checklist_gen_tick``), as prompt scorers record theirs
-    assert shipped_print["model"] == model and shipped_print["template"] == "checklist_gen_tick"
+    # the template's name, as prompt scorers record theirs
+    assert shipped_print["model"] == model and shipped_print["template"] == "checklist/gen_tick"
     assert len(shipped_print["template_hash"]) == 64
     new, own_print = run("--prompts-dir", str(prompts))
     assert own_print["template_source"].endswith("gen_tick.jinja") and own_print["model"] == model
@@ -207,9 +207,9 @@ def test_a_generated_checklists_fingerprint_names_its_model_and_template_and_com
 
 
 @pytest.mark.parametrize("pipeline, options, steps", [
-    ("feedback", {}, {"checklist_gen_feedback_merge", "checklist_gen_feedback_tag"}),
-    ("interacteval", {}, {"checklist_gen_interacteval_components", "checklist_gen_interacteval_validate"}),
-    ("rlcf_candidate", {"candidate_models": [MODEL]}, {"checklist_gen_candidate"}),
+    ("feedback", {}, {"checklist/gen_feedback_merge", "checklist/gen_feedback_tag"}),
+    ("interacteval", {}, {"checklist/gen_interacteval_components", "checklist/gen_interacteval_validate"}),
+    ("rlcf_candidate", {"candidate_models": [MODEL]}, {"checklist/gen_candidate"}),
     ("rlcf_candidate", {}, None)])
 def test_the_templates_of_a_pipelines_further_steps_are_in_its_fingerprint(app, pipeline, options, steps):
     from evalyard_checklist.generators import make_generator

@@ -54,9 +54,9 @@ def test_item_mode_with_8_items_at_concurrency_16_makes_8_calls_per_case_and_a_r
 
 def test_a_checklist_generated_inside_a_run_is_stored_with_its_result_and_cached(app, tmp_path, rules):
     model = rules([
-        {"template": "checklist_gen_tick", "content": {"items": [{"question": "Is it polite?"},
+        {"template": "checklist/gen_tick", "content": {"items": [{"question": "Is it polite?"},
                                                                  {"question": "Does it say Monday?"}]}},
-        {"template": "checklist_score_batch", "content": {"answers": [{"question_index": 1, "answer": "YES"},
+        {"template": "checklist/score_batch", "content": {"answers": [{"question_index": 1, "answer": "YES"},
                                                                       {"question_index": 2, "answer": "NO"}]}}])
     cases = [{"id": "mail", "input": "Tell the team the meeting moved to Monday.", "candidate": "Hi, it moved."}]
     suite = write_suite(tmp_path / "gen.yaml", cases)
@@ -89,7 +89,7 @@ def test_configuration_mistakes_are_one_line_exit_2(app, tmp_path, rules):
     suite = write_suite(tmp_path / "s.yaml", eight_item_cases())
     model = rules([{"content": "x"}])
     for option, message in (("checklist:mode=batch,use_logprobs=true", "needs mode=item"),
-                            ("checklist:template=checklist_score_batch,mode=item", "not a item-mode"),
+                            ("checklist:template=checklist/score_batch,mode=item", "not a item-mode"),
                             ("checklist:checklists=/nonexistent.jsonl", "cannot read checklists file")):
         result = invoke(app, "run", suite, "-s", option, "--judge-model", model)
         assert result.exit_code == 2 and message in result.output, result.output
@@ -121,8 +121,8 @@ def test_custom_checklist_scorers_from_python_and_from_a_template_file(app, tmp_
     assert result["value"] == 0.0 and result["details"]["template"] == "checklist_custom/house"
     # a user's template of the built-in name replaces the plugin's batch prompt
     prompts = tmp_path / "prompts"
-    prompts.mkdir()
-    (prompts / "checklist_score_batch.jinja").write_text(
+    (prompts / "checklist").mkdir(parents=True)
+    (prompts / "checklist" / "score_batch.jinja").write_text(
         "---\nfields: [input, candidate]\nanswer: binary\nvariables: {checklist: ''}\n---\n"
         "OVERRIDDEN {{ input }} {{ candidate }} {{ checklist }}\n")
     app.use_prompt_dirs([prompts])

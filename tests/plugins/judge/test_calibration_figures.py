@@ -157,7 +157,7 @@ def test_claims_get_a_claim_vs_evidence_overlap_baseline(rules, monkeypatch):
     monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,lexicon,trust")
     app = Application()
     rows = [json.loads(x) for x in (LABELLED / "claims.jsonl").read_text().splitlines()]
-    model = rules([{"template": "trust_entailment", "contains": r["metadata"]["answers"][0][0], "content": "yes",
+    model = rules([{"template": "trust/entailment", "contains": r["metadata"]["answers"][0][0], "content": "yes",
                     "logprobs": lp(0.6 if n % 3 else 0.4)} for n, r in enumerate(rows)])
     report = json.loads(invoke(app, "calibrate", LABELLED / "claims.jsonl", "-s",
                                "trust_correctness:mode=cm,entailment=judge,entailment_answer=logprobs",

@@ -148,7 +148,7 @@ def test_calibrate_on_the_trust_score_entailment_judges_p_yes(rules, tmp_path, m
                           "human_label": "supported" if n % 2 == 0 else "unsupported"}} for n in range(12)]
     data = tmp_path / "claims.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    model = rules([{"template": "trust_entailment", "contains": f"claim {n:02d}", "content": "no", "logprobs": lp(p)}
+    model = rules([{"template": "trust/entailment", "contains": f"claim {n:02d}", "content": "no", "logprobs": lp(p)}
                    for n, p in p_yes.items()])
     scorer = "trust_correctness:mode=cm,entailment=judge,entailment_answer=logprobs"
     result = invoke(app, "calibrate", data, "-s", scorer, "--judge-model", model, "--json")
