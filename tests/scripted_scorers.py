@@ -1,7 +1,9 @@
 """A deterministic test plugin: scorers whose behaviour each case scripts.
 
 ``case.metadata["script"]`` says what happens: a number is the value, "raise"
-raises, "nan" returns NaN, "none" returns a Score with neither value nor label.
+raises, "nan" returns NaN, "none" returns a Score with neither value nor label, "print"
+writes notices to stdout (Python's and file descriptor 1, now and at exit, as Ray does when a
+node dies) and scores 1.
 Loaded in-process by fixtures, or in subprocesses through
 ``EVALYARD_EXTRA_PLUGINS=scripted_scorers``.
 """
@@ -23,6 +25,14 @@ def _play(case: Case) -> Score:
         return Score(value=float("nan"))
     if script == "none":
         return Score()
+    if script == "print":
+        import atexit
+        import os
+
+        print(f"a library's notice while scoring {case.id}")
+        os.write(1, b"a notice written to file descriptor 1\n")
+        atexit.register(os.write, 1, b"a notice at exit\n")
+        return Score(value=1.0)
     # metadata.verdict, when given, is the scorer's own pass/fail (as scorers with built-in labels do)
     return Score(value=float(script), label="high" if float(script) >= 0.5 else "low",
                  passed=case.metadata.get("verdict"))

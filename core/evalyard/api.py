@@ -26,25 +26,28 @@ def evaluate(suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None
     ``scorers`` (names like ``"exact_match"`` or ``"exact_match:case_sensitive=false"``; default:
     the suite's own) and keep the run in ``db`` (default: the data directory's SQLite file).
 
-    Options: ``concurrency``, ``max_errors``, ``executor``, ``generator``, ``generator_config``,
-    ``format`` (a data format by name), ``field_map`` (``{"reference": "gold"}``), ``on_progress``. Returns a ``RunResult`` (``run_id``, ``summary``, ``results``).
+    Options: those of ``evalyard.RunRequest`` (``concurrency``, ``max_errors``, ``executor``,
+    ``generator``, ``generator_config``, ``judge_model``, ``format`` (a data format by name),
+    ``field_map`` (``{"reference": "gold"}``), ``batch``, ``calibrated``, ``max_cost``,
+    ``cluster``, ``outputs`` (``[("junit", "out.xml")]``), ``on_progress``...), as ``evalyard run``
+    takes them. Returns a ``RunResult`` (``run_id``, ``summary``, ``results``).
 
     ``otel=True`` then sends the run to OpenTelemetry as ``evalyard run --otel`` does (the
     settings' endpoint; ``otel="http://host:4318"`` names one); a failing endpoint is a
     ``RuntimeWarning``, never an exception.
     """
-    application = _app(app)
-    result = application.evaluate(suite, scorers, db=db, name=name, **options)
-    if otel:
+    from .run_service import RunRequest
+
+    outputs = [*options.pop("outputs", ()), *([("otel", otel if isinstance(otel, str) else None)] if otel else [])]
+    options.setdefault("run_to_cap", options.get("max_cost") is not None)  # the cap stops a run; refuses none
+    outcome = _app(app).run(RunRequest(suite=suite, scorers=list(scorers) if scorers else None, db=db, name=name,
+                                       outputs=outputs, **options))
+    if outcome.warnings:
         import warnings
 
-        from .otel import export_run
-
-        endpoint = otel if isinstance(otel, str) else application.settings.otel_endpoint
-        warning = export_run(application.open_store(db), result.run_id, endpoint)
-        if warning:
+        for warning in outcome.warnings:
             warnings.warn(warning, RuntimeWarning, stacklevel=2)
-    return result
+    return outcome.result
 
 
 def resume(run_id: str, *, db: str | None = None, app: "Application | None" = None, **options: Any) -> "RunResult":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from .errors import InputError
 from .plugins import PluginHost
@@ -18,6 +18,10 @@ from .registry import Registry, build
 from .scoring import Case
 from .settings import Settings
 from .suite import ScorerSpec, Suite
+
+if TYPE_CHECKING:
+    from .results import Results
+    from .run_service import RunOutcome, RunRequest
 
 
 @dataclass
@@ -86,6 +90,10 @@ class RunPlan:
     @property
     def scorer_names(self) -> list[str]:
         return [p.name for p in self.scorers]
+
+    def close(self) -> None:
+        """Close what the plan set up (worker processes, models) when it does not run."""
+        close_prepared(self.scorers, self.generator)
 
 
 def plugin_templates(registry: Registry) -> list[tuple[str, Any, str]]:
@@ -422,11 +430,14 @@ class Application:
              generator: str | None = None, generator_config: dict[str, Any] | None = None,
              judge_model: str | None = None, use_cache: bool = True, max_cost: float | None = None,
              concurrency: int = 4, format: str | None = None, field_map: dict[str, str] | None = None,
-             batch: bool = False, calibrated: bool = False) -> "RunPlan":
+             batch: bool = False, calibrated: bool = False,
+             default_scorers: list[ScorerSpec] | None = None) -> "RunPlan":
         """Load and check everything a run needs (scorer names and configs, required fields,
         executors, judge models and templates) without touching the database: bad input
         raises ``evalyard.InputError``. ``calibrated``: every judge with a saved calibration uses
-        its fitted threshold (as ``threshold: calibrated`` does for one scorer)."""
+        its fitted threshold (as ``threshold: calibrated`` does for one scorer);
+        ``default_scorers``: the scorers when neither ``scorers`` nor the suite names any (a
+        data file resumed as the run it started)."""
         from .runner import check_cases, prepare_generator, prepare_scorers
 
         loaded, _ = self.load_suite(suite, name=name or None, format=format, field_map=field_map)
@@ -447,6 +458,8 @@ class Application:
         if loaded.prompt_dirs:  # the suite's own templates may declare scorers too
             registry = with_prompt_scorers(registry, runtime.prompts)
         specs = merge_scorer_choice(loaded.scorers, scorer_specs(scorers)) if scorers else loaded.scorers
+        if not specs and default_scorers:
+            specs = default_scorers
         prepared = prepare_scorers(specs, registry, executor or loaded.executor)
         prepared_generator = prepare_generator(generator, generator_config or {}, registry) if generator else None
         set_up(runtime, prepared, prepared_generator)
@@ -461,6 +474,14 @@ class Application:
             close_prepared(prepared, prepared_generator)
             raise
         return RunPlan(loaded, prepared, prepared_generator, name, runtime, run_settings)
+
+    def run(self, request: "RunRequest") -> "RunOutcome":
+        """Do everything ``request`` asks: forecast, execute or resume, then the checks, clustered
+        intervals, judge agreements and outputs (``evalyard.run_service``). Bad input raises
+        ``evalyard.InputError`` before anything is stored."""
+        from .run_service import execute_request
+
+        return execute_request(self, request)
 
     def runtime(self, run_settings: dict[str, Any], concurrency: int, spent: float = 0.0):
         """A run's runtime from its settings (a resumed run: less what it has spent already)."""
@@ -496,11 +517,14 @@ class Application:
         ``options``: ``max_errors``,
         ``on_progress``, ``on_start`` (see ``execute``).
         """
-        plan = self.plan(suite, scorers, name=name, executor=executor, generator=generator,
-                         generator_config=generator_config, judge_model=judge_model, use_cache=use_cache,
-                         max_cost=max_cost, concurrency=concurrency, format=format, field_map=field_map,
-                         batch=batch, calibrated=calibrated)
-        return self.execute(plan, db=db, concurrency=concurrency, **options)
+        from .run_service import RunRequest
+
+        request = RunRequest(suite=suite, scorers=list(scorers) if scorers else None, db=db, name=name,
+                             executor=executor, generator=generator, generator_config=generator_config or {},
+                             judge_model=judge_model, use_cache=use_cache, max_cost=max_cost, run_to_cap=max_cost is not None,
+                             concurrency=concurrency, format=format, field_map=field_map, batch=batch,
+                             calibrated=calibrated, **options)
+        return self.run(request).result
 
     def execute(self, plan: "RunPlan", *, db: str | None = None, concurrency: int = 4, max_errors: int | None = None,
                 on_progress: Callable[[int], None] | None = None,

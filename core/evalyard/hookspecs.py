@@ -92,6 +92,24 @@ def register_loaders(register, app):
 
 
 @hookspec
+def register_outputs(register, app):
+    """Register output formats (sinks), as ``register_loaders`` registers input formats:
+    ``register(name, write, *, default_target=None, stdout=False, check=None, help="")``.
+
+    ``write(source, target)`` writes one run: ``source`` is an ``evalyard.RunSource``
+    (``source.run``, ``source.suite()``, ``source.rows()``: the store's streaming query of the
+    results as tuples of ``source.columns``; ``source.open_text(target)`` /
+    ``open_binary(target)`` open a file, or standard output for ``"-"``). ``target`` is what the
+    user gave (``run --output NAME=TARGET``, ``runs export --format NAME -o TARGET``), else
+    ``default_target`` with ``{run_id}`` filled in (None: the sink chooses, as OpenTelemetry
+    takes the configured endpoint). It returns None or a one-line warning to show; it never
+    changes the run's exit code. ``stdout=True``: ``runs export`` without ``-o`` writes to
+    standard output. ``check()`` raises ``evalyard.ConfigError`` when the sink cannot work here
+    (a missing library): asked before a run starts. ``jsonl``, ``csv``, ``parquet``, ``junit``,
+    ``otel`` and ``html`` are built-ins; ``namespace=`` as for scorers."""
+
+
+@hookspec
 def register_scorer_kinds(register, app):
     """Register kinds of scorer a prompt template can declare: ``register(kind, factory)``, where
     ``factory(template)`` returns a Scorer class for a template whose header says

@@ -50,6 +50,8 @@ LAZY: dict[str, tuple[str, str]] = {
     "echo_json": ("cli.options", "echo_json"),
     "table": ("cli.options", "table"),
     "OneLineErrors": ("cli.prompts", "OneLineErrors"),
+    # output formats (``register_outputs``): what a sink reads
+    "RunSource": ("outputs", "RunSource"),
     # case parsing, for a plugin's own data format
     "case_from_record": ("cases", "case_from_record"),
     "check_unique_ids": ("cases", "check_unique_ids"),

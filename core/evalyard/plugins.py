@@ -26,6 +26,7 @@ ENTRY_POINT_GROUP = "evalyard"
 #: Parts of the core that are plugins like any other (they use the same hooks).
 BUILTIN_PLUGINS = (
     "evalyard.builtins.loaders",
+    "evalyard.builtins.outputs",
     "evalyard.builtins.scorers",
     "evalyard.builtins.executors",
     "evalyard.builtins.generators",

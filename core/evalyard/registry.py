@@ -1,5 +1,5 @@
 """What plugins registered, built once per application: scorers, generators, prompt templates,
-loaders, executors, scorer kinds, model providers, typed settings, commands and the tables of
+loaders, output formats, executors, scorer kinds, model providers, typed settings, commands and the tables of
 hooks plugins declare themselves (``registered``).
 
 Every entry is namespaced by the plugin that registered it: ``lexicon/exact_match``. A
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Generic, TypeVar
 
 from .errors import PluginError, UnknownNameError
+from .outputs import OutputFormat
 from .plugin_settings import PluginSettings
 from .plugins import CORE_NAMESPACE, PluginHost
 from .scoring import CASE_FIELDS, PLATFORM_KEYS, Generator, Scorer, config_field_names
@@ -110,6 +111,7 @@ class Registry:
     generators: Table[type[Generator]] = field(default_factory=lambda: Table("generator"))
     prompt_templates: Table[Any] = field(default_factory=lambda: Table("prompt template"))
     loaders: Table[DataFormat] = field(default_factory=lambda: Table("data format"))
+    outputs: Table[OutputFormat] = field(default_factory=lambda: Table("output format"))
     executors: Table[Callable] = field(default_factory=lambda: Table("executor"))
     scorer_kinds: Table[Callable] = field(default_factory=lambda: Table("scorer kind"))
     #: model providers by model-string prefix (after ``wrap_model_provider``)
@@ -325,6 +327,17 @@ def build(host: PluginHost, settings: PluginSettings | None = None,
             add(reg.loaders, name, DataFormat(name, function, extensions), plugin, namespace)
         return register
 
+    def output_register(plugin: str):
+        def register(name: str, write: Callable, *, default_target: str | None = None, stdout: bool = False,
+                     check: Callable | None = None, help: str = "", namespace: str | None = None) -> None:
+            if (not isinstance(name, str) or not name or "/" in name or "=" in name or not callable(write)
+                    or (check is not None and not callable(check))):
+                raise PluginError(f"plugin {plugin!r}: register(name, write) needs an output format name (no '/' "
+                                  "or '=') and a callable")
+            add(reg.outputs, name, OutputFormat(name, write, default_target, bool(stdout), check, help), plugin,
+                namespace)
+        return register
+
     def executor_register(plugin: str):
         def register(name: str, factory: Callable, *, namespace: str | None = None) -> None:
             if not isinstance(name, str) or not name or "/" in name or not callable(factory):
@@ -336,6 +349,7 @@ def build(host: PluginHost, settings: PluginSettings | None = None,
     host.call_per_plugin("register_generators", register=generator_register)
     host.call_per_plugin("register_prompt_templates", register=template_register)
     host.call_per_plugin("register_loaders", register=loader_register)
+    host.call_per_plugin("register_outputs", register=output_register)
     def scorer_kind_register(plugin: str):
         def register(kind: str, factory: Callable, *, namespace: str | None = None) -> None:
             if not isinstance(kind, str) or not kind or kind == "prompt" or not callable(factory):

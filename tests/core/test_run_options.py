@@ -40,6 +40,24 @@ def test_the_same_command_with_resume_finishes_the_run(tmp_path, run_cli):
     assert data["run_id"] == run_id and data["status"] == "completed" and data["scorers"]["scripted"]["count"] == n
 
 
+def test_a_data_file_resumes_with_the_runs_own_scorers(tmp_path, run_cli):
+    """`run DATA.jsonl --resume RUN` without -s: a data file names no scorers, so the run's are meant
+    (it was refused with "no scorers selected")."""
+    scripts = ["raise"] + [i / 10 for i in range(11)]
+    data = write(tmp_path / "cases.jsonl", "".join(json.dumps({"id": f"c{i}", "candidate": "x", "metadata": {
+        "script": s}}) + "\n" for i, s in enumerate(scripts)))
+    first = run_cli("run", data, "-s", "scripted:delay=0.001", "--max-errors", "0", "-j", "1", "--json")
+    assert first.exit_code == 1, first.output
+    run_id = json.loads(first.stdout)["run_id"]
+    result = run_cli("run", data, "--resume", run_id, "--json")
+    assert result.exit_code == 0, result.output
+    resumed = json.loads(result.stdout)
+    assert resumed["run_id"] == run_id and resumed["status"] == "completed"
+    assert resumed["scorers"]["scripted"]["count"] == len(scripts)
+    other = run_cli("run", data, "-s", "scripted", "--resume", run_id)  # naming other config still names it
+    assert other.exit_code == 2 and "differs from run" in other.output
+
+
 def test_the_bare_resume_keeps_working(tmp_path, run_cli):
     _, _, run_id, n = stopped_run(tmp_path, run_cli)
     data = json.loads(run_cli("run", "--resume", run_id, "--json").stdout)

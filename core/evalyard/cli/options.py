@@ -36,8 +36,8 @@ def open_store(db_url: str | None):
     return current_app().open_store(db_url)
 
 
-def echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+def echo_json(data: Any, file: Any = None) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str), file=file)
 
 
 def fmt(value: Any, digits: int = 3) -> str:

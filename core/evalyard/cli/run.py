@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 
 import click
 
 from .interrupts import exit_code, terminate_as_interrupt
-from .options import CLIError, current_app, db_option, echo_json, json_option, stats_table
+from .options import CLIError, current_app, db_option, json_option
 
 
 def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
@@ -91,10 +93,14 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
               "with each scorer's mean and 95% CI, one gen_ai.evaluation.result event per result.")
 @click.option("--cluster", metavar="metadata.FIELD", help="Cases sharing this metadata value are one cluster (e.g. "
               "questions on one passage): also print and keep each scorer's cluster-robust interval beside the naive one.")
+@click.option("--output", "outputs", multiple=True, metavar="NAME[=TARGET]",
+              help="After the run, also write it with this output format (repeatable): jsonl, csv, parquet, junit, "
+                   "otel, html or a plugin's (`evalyard plugins`); TARGET is a file (default evalyard-RUN_ID.EXT) "
+                   "or, for otel, the endpoint.")
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,
         generator, max_errors, name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, batch, no_cache,
-        max_cost, run_to_cap, plan_only, verbose, calibrated, otel, cluster, db_url):
+        max_cost, run_to_cap, plan_only, verbose, calibrated, otel, cluster, outputs, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -103,253 +109,97 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     Ctrl-C, 143 stopped by SIGTERM (results so far kept, the run marked interrupted:
     finish it with --resume).
     """
+    from ..run_service import RunRequest
+    from ..suite_files import parse_field_options, parse_scorer_option
+    from .presentation import print_outcome
+
     app = current_app()
     app.use_prompt_dirs(prompts_dirs)
     if verbose:
         _log_model_calls()
     _log_batch_progress()
-    checks = _parse_fail_under(fail_under)
-    if cluster:
-        from ..clustering import parse_cluster
-
-        parse_cluster(cluster)  # a malformed option fails before the run, not after it
-    generator_name, generator_config = _parse_generator(generator)
-    if gen_prompt and not gen_model:
-        raise CLIError("--prompt renders the prompt for --model MODEL: give the model too")
-    if gen_model:
-        if generator:
-            raise CLIError("give either --model or --generator, not both")
-        generator_name = "model"
-        generator_config = {"model": gen_model, **({"prompt": gen_prompt} if gen_prompt else {})}
-    from ..suite_files import parse_field_options
-
-    field_map = parse_field_options(fields)
-    if resume_id and not suite and (scorers or generator or gen_model or max_cost is not None or data_format
-                                     or field_map or batch or calibrated):
-        raise CLIError("--resume RUN_ID continues a run with its own suite, scorers, generator and limits: give "
-                       "the run id alone, or repeat the run's whole command (SUITE and its options) with --resume")
-    if not resume_id and not suite:
-        raise CLIError("give a SUITE file, or --resume RUN_ID")
-    if run_to_cap and max_cost is None:
-        raise CLIError("--run-to-cap runs up to --max-cost USD: give the cap too")
-    if otel:
-        from ..otel import INSTALL_HINT, available
-
-        if not available():
-            raise CLIError(INSTALL_HINT)
-
+    generator_name, generator_config = _generator_choice(generator, gen_model, gen_prompt)
+    wanted = [*_parse_outputs(outputs), *([("junit", junit_path)] if junit_path else []),
+              *([("otel", None)] if otel else [])]
     progress = _Progress(enabled=sys.stderr.isatty() and not as_json)
     started: list[str] = []
-    restore_sigterm = terminate_as_interrupt()
-    try:
-        plan = None
-        if suite:
-            from ..suite_files import parse_scorer_option
-
-            # Parsed here so that errors about a choice name the option it came from (--scorer).
-            chosen = [parse_scorer_option(text) for text in scorers]
-            plan = app.plan(suite, chosen or None, name=name, executor=executor, generator=generator_name,
-                            generator_config=generator_config, judge_model=judge_model, use_cache=not no_cache,
-                            max_cost=max_cost, concurrency=concurrency, format=data_format, field_map=field_map,
-                            batch=batch, calibrated=calibrated)
-            unknown = [n for n, _ in checks if n not in plan.scorer_names]
-            if unknown:
-                raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
-        if plan_only or (max_cost is not None and not run_to_cap):
-            _planned(app, plan, db_url, concurrency, resume_id, executor, max_cost, as_json, plan_only)
-        if resume_id:
-            if plan is not None:  # the same command again, with --resume: it must describe that run
-                app.check_resumable_as(resume_id, plan, db_url)
-            progress.start(app.pending_count(resume_id, db_url))
-            result = app.resume(resume_id, db=db_url, concurrency=concurrency, max_errors=max_errors,
-                                on_progress=progress.update, executor=executor,
-                                suite=plan.suite if plan is not None else None)
-        else:
-            result = app.execute(
-                plan, db=db_url, concurrency=concurrency, max_errors=max_errors, on_progress=progress.update,
-                on_start=lambda run_id, total: (started.append(run_id), progress.start(total)),
-            )
-    except KeyboardInterrupt as stop:
-        progress.stop()
-        run_id = resume_id or (started[0] if started else None)
-        if run_id:
-            click.echo(f"\ninterrupted; results so far are kept. Resume with: evalyard run --resume {run_id}", err=True)
-        sys.exit(exit_code(stop))
-    finally:
-        restore_sigterm()
-        progress.stop()
-
-    unknown = [n for n, _ in checks if n not in result.scorers]
-    if unknown:  # a resumed run's scorers are known only now
-        raise CLIError(f"--fail-under {unknown[0]}: scorer is not part of this run")
-    failed_checks = []
-    for scorer_name, minimum in checks:
-        mean = result.scorers[scorer_name]["mean"]
-        if mean is None or mean < minimum:
-            failed_checks.append({"scorer": scorer_name, "minimum": minimum, "mean": mean})
-    share = result.error_share
-    too_many_errors = share > fail_on_error if fail_on_error is not None else share == 1.0
-
-    if junit_path:
-        from ..junit import write_junit
-
-        write_junit(app.open_store(db_url), result.run_id, junit_path)
-    agreement = judge_agreements(app.open_store(db_url), result.run_id)
-    clustered = None
-    cluster = cluster or (plan.suite.cluster if plan is not None else None)  # a suite's `cluster:`
-    if cluster:
-        from ..clustering import cluster_run
-
-        clustered = cluster_run(app.open_store(db_url), result.run_id, cluster)
-    if as_json:
-        data = result.to_dict()
-        for scorer_name, view in agreement.items():
-            data["scorers"][scorer_name]["agreement"] = view
-        data["failed_checks"] = failed_checks
-        data["error_share"] = share
-        for scorer_name, view in (clustered or {}).items():
-            data["scorers"][scorer_name]["clustered"] = view
-        echo_json(data)
-    else:
-        click.echo(f"run {result.run_id}  suite {result.suite}  {result.cases} cases  {result.status} "
-                   f"in {result.duration_s:.2f}s")
-        click.echo(stats_table(result.scorers))
-        for line in aggregate_lines(result.scorers):
-            click.echo(line)
-        for line in clustered_lines(clustered or {}):
-            click.echo(line)
-        for line in agreement_lines(agreement):
-            click.echo(line)
-        if result.usage:
-            click.echo(usage_line(result.usage))
-    if otel:  # after the run, from the database; a failing endpoint is a warning, never another exit code
-        from ..otel import export_run
-
-        warning = export_run(app.open_store(db_url), result.run_id, app.settings.otel_endpoint)
-        if warning:
-            click.echo(warning, err=True)
-    for check in failed_checks:
-        click.echo(f"FAILED: {check['scorer']} mean {check['mean']} is below {check['minimum']}", err=True)
-    if too_many_errors:
-        limit = f"more than {fail_on_error:.0%}" if fail_on_error is not None else "every result"
-        click.echo(f"FAILED: {share:.0%} of results are scorer errors ({limit} tolerated: see "
-                   f"`evalyard runs export {result.run_id}` for the messages)", err=True)
-    if result.error:
-        click.echo(f"FAILED: {result.error}. Resume with: evalyard run --resume {result.run_id}", err=True)
-    if failed_checks or result.error or too_many_errors:
+    request = RunRequest(
+        suite=suite, scorers=[parse_scorer_option(text) for text in scorers] or None, resume=resume_id, name=name,
+        db=db_url, generator=generator_name, generator_config=generator_config, judge_model=judge_model,
+        use_cache=not no_cache, max_cost=max_cost, run_to_cap=run_to_cap, concurrency=concurrency,
+        executor=executor, format=data_format, field_map=parse_field_options(fields), batch=batch,
+        calibrated=calibrated, max_errors=max_errors, fail_under=_parse_fail_under(fail_under),
+        fail_on_error=fail_on_error, cluster=cluster, outputs=wanted, forecast_only=plan_only,
+        on_progress=progress.update, on_start=lambda run_id, total: (started.append(run_id), progress.start(total)))
+    with results_stream() as out:
+        restore_sigterm = terminate_as_interrupt()
+        try:
+            outcome = app.run(request)
+        except KeyboardInterrupt as stop:
+            progress.stop()
+            if started:
+                click.echo(f"\ninterrupted; results so far are kept. Resume with: evalyard run --resume {started[0]}",
+                           err=True)
+            sys.exit(exit_code(stop))
+        finally:
+            restore_sigterm()
+            progress.stop()
+        print_outcome(outcome, as_json, out)
+    if outcome.failed:
         sys.exit(1)
 
 
-def _planned(app, plan, db_url, concurrency, resume_id, executor, max_cost, as_json, plan_only) -> None:
-    """--plan: print the plan and exit (1 when it costs more than --max-cost). --max-cost alone:
-    refuse, before anything is stored, a run whose plan costs more than the cap."""
-    from ..app import close_prepared
-    from ..models.usage import format_cost
-
-    try:
-        report = app.estimate(plan, db=db_url, concurrency=concurrency, resume=resume_id, executor=executor)
-    except BaseException:
-        if plan is not None:
-            close_prepared(plan.scorers, plan.generator)
-        raise
-    totals = report["totals"]
-    key = "batch_cost" if report["batch"] else "cost"
-    planned = totals[key]
-    over = max_cost is not None and planned is not None and planned > max_cost
-    if plan_only:
-        if plan is not None:
-            close_prepared(plan.scorers, plan.generator)
-        if max_cost is not None:
-            report["max_cost"] = {"cap": max_cost, "planned": planned, "exceeds": over}
-        if as_json:
-            echo_json({"plan": report})
-        else:
-            click.echo(format_plan(report))
-        if over:
-            click.echo(f"planned cost {format_cost(planned, totals[key + '_complete'])} exceeds --max-cost "
-                       f"${max_cost:g}", err=True)
-        sys.exit(1 if over else 0)
-    if over:
-        if plan is not None:
-            close_prepared(plan.scorers, plan.generator)
-        click.echo(f"refused: the plan costs {format_cost(planned, totals[key + '_complete'])}, more than --max-cost "
-                   f"${max_cost:g}; nothing was run or stored (see `--plan`; --run-to-cap runs up to the cap)",
-                   err=True)
-        sys.exit(1)
-    if planned is None or not totals[key + "_complete"]:
-        click.echo("evalyard: the plan's cost is not fully known (a model without a price): --max-cost stops the "
-                   "run once what is known reaches it", err=True)
+def _generator_choice(generator: str | None, model: str | None, prompt: str | None) -> tuple[str | None, dict]:
+    """``--generator NAME:config``, or ``--model MODEL [--prompt TEMPLATE]`` (the ``model`` generator)."""
+    name, config = _parse_generator(generator)
+    if prompt and not model:
+        raise CLIError("--prompt renders the prompt for --model MODEL: give the model too")
+    if model:
+        if generator:
+            raise CLIError("give either --model or --generator, not both")
+        name, config = "model", {"model": model, **({"prompt": prompt} if prompt else {})}
+    return name, config
 
 
-def format_plan(report: dict) -> str:
-    """--plan's table (per scorer / generator and model, then the totals) and how each figure was made."""
-    from ..models.usage import format_cost
-    from .options import table
-
-    rows = []
-    for line in report["lines"]:
-        label = f"{line['name']}" if line["kind"] == "scorer" else f"{line['name']} (generator)"
-        if line["unknown"]:
-            rows.append([label, "?", "unknown", "unknown", "unknown", "unknown", "unknown", "unknown", "unknown"])
-        elif not line["models"]:
-            rows.append([label, "-", "-", "0", "0", "0", "$0.0000", "$0.0000", _seconds(line["seconds"])])
-        for m in line["models"]:
-            rows.append([label, m["model"], f"{m['calls']} ({m['cache_hits']} cached)", f"{m['calls'] - m['cache_hits']}",
-                         str(m["input_tokens"]), str(m["output_tokens"]), format_cost(m["cost"]),
-                         format_cost(m["batch_cost"]), _seconds(m["seconds"])])
-            label = ""
-    t = report["totals"]
-    rows.append(["total", "", f"{t['calls']} ({t['cache_hits']} cached)", str(t["calls"] - t["cache_hits"]),
-                 str(t["input_tokens"]), str(t["output_tokens"]), format_cost(t["cost"], t["cost_complete"]),
-                 format_cost(t["batch_cost"], t["batch_cost_complete"]), _seconds(t["seconds"])])
-    head = ["", "model", "calls", "to make", "tokens in", "tokens out", "cost", "cost --batch", "time"]
-    text = [f"plan for {report['suite']}" + (f" (resuming run {report['resume']}: what is missing)"
-                                             if report["resume"] else "")
-            + f": nothing was called or stored (-j {report['concurrency']})", table(head, rows), "how each figure was made:"]
-    for line in report["lines"]:
-        for m in line["models"]:
-            text.append(f"  {line['name']} / {m['model']}: calls {m['calls_basis']}; tokens in: {m['input_basis']}; "
-                        f"tokens out: {m['output_basis']}; cost: {m['cost_basis']} (batch: {m['batch_cost_basis']}); "
-                        f"time: {m['time_basis']}")
-        if line["time_basis"] and not line["models"]:
-            text.append(f"  {line['name']}: calls no model; time: {line['time_basis']}")
-        for note in line["notes"]:
-            text.append(f"  {line['name']}: {note}")
-    if report["startup"]:
-        text.append("  start-up (in the total time): " + ", ".join(
-            f"{s['what']} {s['seconds']:.1f}s" for s in report["startup"]))
-    return "\n".join(text)
-
-
-def _seconds(value: "float | None") -> str:
-    if value is None:
-        return "unknown"
-    return f"{value:.1f}s" if value < 120 else f"{value / 60:.1f}min"
-
-
-def usage_line(usage: dict) -> str:
-    """Model calls, cache hits, tokens and cost (an unknown price is "unknown", never $0)."""
-    from ..models.usage import format_cost
-
-    return (f"model calls {usage.get('calls', 0)} ({usage.get('cache_hits', 0)} from cache, "
-            f"{usage.get('retries', 0)} retries)  tokens {usage.get('prompt_tokens', 0)} in / "
-            f"{usage.get('completion_tokens', 0)} out  cost {format_cost(usage.get('cost'), usage.get('cost_complete', True))}")
-
-
-def judge_agreements(store, run_id: str) -> dict:
-    """Each judge's agreement with people (its saved calibration) or "uncalibrated", by scorer name."""
-    from ..calibration import agreements
-
-    return agreements(store, store.get_run(run_id).scorers)
-
-
-def agreement_lines(agreement: dict) -> list[str]:
-    """Each judge's agreement line, then its judge card and warnings, indented under it."""
+def _parse_outputs(values: tuple[str, ...]) -> list[tuple[str, str | None]]:
     out = []
-    for name, view in agreement.items():
-        first, *rest = view.get("lines") or [view["line"]]
-        out += [f"{name}: {first}", *(f"  {line}" for line in rest)]
+    for text in values:
+        name, eq, target = text.partition("=")
+        if not name.strip() or (eq and not target.strip()):
+            raise CLIError(f"--output {text!r}: expected NAME or NAME=TARGET")
+        out.append((name.strip(), target.strip() if eq else None))
     return out
+
+
+@contextlib.contextmanager
+def results_stream():
+    """The stream the run's own output (the summary, ``--json``) goes to: standard output, kept
+    for it alone. While a run goes on, libraries print to stdout too (Ray's "Raylet is
+    terminated" notice when a node dies): at the process's real stdout (file descriptor 1), fd 1
+    is pointed at stderr for good and the results are written to a duplicate of the original, so
+    ``run --json`` stays valid JSON whatever a library prints, now or at exit. Elsewhere (a
+    captured stdout, as under click's test runner) Python-level prints are sent to stderr during
+    the run."""
+    previous = sys.stdout
+    try:
+        real = previous.fileno() == 1
+    except (AttributeError, OSError, ValueError):
+        real = False
+    if not real:
+        sys.stdout = sys.stderr
+        try:
+            yield previous
+        finally:
+            sys.stdout = previous
+        return
+    previous.flush()
+    out = os.fdopen(os.dup(1), "w", encoding=previous.encoding or "utf-8", errors=previous.errors,
+                    buffering=1)
+    os.dup2(2, 1)
+    try:
+        yield out
+    finally:
+        out.flush()
 
 
 def _log_model_calls() -> None:
@@ -381,39 +231,6 @@ def _log_batch_progress() -> None:
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
         logger.propagate = False
-
-
-def aggregate_lines(scorers: dict, width: int = 100) -> list[str]:
-    """Each scorer's corpus-level metrics (or a recorded aggregate error), wrapped to ``width``."""
-    import textwrap
-
-    from .options import fmt
-
-    lines = []
-    for name, summary in scorers.items():
-        metrics = summary.get("aggregate") or {}
-        if metrics:
-            text = ", ".join(f"{k}={fmt(v)}" for k, v in metrics.items())
-            lines += textwrap.wrap(text, width, initial_indent=f"{name} aggregate: ", subsequent_indent="    ",
-                                   break_long_words=False, break_on_hyphens=False)
-        if summary.get("aggregate_error"):
-            lines.append(f"{name} aggregate error: {summary['aggregate_error']}")
-    return lines
-
-
-def clustered_lines(clustered: dict[str, Any]) -> list[str]:
-    """One line per scorer: the clustered interval beside the naive one."""
-    from .options import fmt
-
-    lines = []
-    for name, c in (clustered or {}).items():
-        low, high = c["ci95"]
-        naive = c.get("naive_ci95")
-        beside = f" (naive [{fmt(naive[0])}, {fmt(naive[1])}])" if naive else ""
-        effect = f", design effect {c['design_effect']:.2f}" if c.get("design_effect") is not None else ""
-        lines.append(f"{name}: clustered by {c['field']} ({c['clusters']} clusters): mean {fmt(c['mean'])}, "
-                     f"95% CI [{fmt(low)}, {fmt(high)}]{beside}, SE {fmt(c['se'])}{effect}")
-    return lines
 
 
 class _Progress:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
-from .options import db_option, echo_json, fmt, json_option, open_store, stats_table, table
+from .options import current_app, db_option, echo_json, fmt, json_option, open_store, stats_table, table
 
 
 @click.group()
@@ -70,7 +69,7 @@ def show(run_ref, as_json, db_url):
         "results": store.result_count(run.id),
         "scorers": scorer_stats,
     }
-    from .run import agreement_lines, judge_agreements
+    from .presentation import agreement_lines, judge_agreements
 
     agreement = judge_agreements(store, run.id)
     for scorer_name, view in agreement.items():
@@ -92,7 +91,7 @@ def show(run_ref, as_json, db_url):
     click.echo(stats_table(scorer_stats))
     if live:
         click.echo(f"live statistics of a {run.status} run ({', '.join(live)}): the results stored so far")
-    from .run import aggregate_lines, clustered_lines
+    from .presentation import aggregate_lines, clustered_lines
 
     clustered = {name: s["clustered"] for name, s in scorer_stats.items() if s.get("clustered")}  # run --cluster
     for line in aggregate_lines(scorer_stats) + clustered_lines(clustered) + agreement_lines(agreement):
@@ -101,37 +100,31 @@ def show(run_ref, as_json, db_url):
 
 @runs.command("export")
 @click.argument("run_ref", metavar="RUN")
-@click.option("--format", "fmt_name", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl",
-              show_default=True, help="parquet needs pyarrow: pip install 'evalyard[parquet]'.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="File to write (default: stdout).")
+@click.option("--format", "fmt_name", default="jsonl", show_default=True, metavar="NAME",
+              help="An output format: jsonl, csv, parquet (needs pyarrow: pip install 'evalyard[parquet]'), junit, "
+                   "html, otel, or one a plugin registers (`evalyard plugins`).")
+@click.option("--output", "-o", metavar="TARGET",
+              help="File to write (default: stdout, or the format's own default file); for otel, the endpoint.")
 @db_option
 def export(run_ref, fmt_name, output, db_url):
-    """Export one line per result: case_id, scorer, value, label, passed, details, error.
+    """Export a run with an output format. The table formats hold one line per result:
+    case_id, scorer, value, label, passed, details, error.
 
     Results come in the suite's case order, then the run's scorer order, streamed from the
     database: memory stays the same whatever the size of the run.
     """
-    from ..exporting import ParquetMissing, parquet_schema, write_csv, write_jsonl, write_parquet
-    from ..store.reading import export_rows
-    from .options import CLIError
+    from ..outputs import RunSource, write_output
 
-    if fmt_name == "parquet":
-        try:
-            parquet_schema()
-        except ParquetMissing as exc:
-            raise CLIError(str(exc)) from None
-    store = open_store(db_url)
+    app = current_app()
+    output_format = app.registry.outputs.get(fmt_name)
+    if output_format.check is not None:
+        output_format.check()
+    store = app.open_store(db_url)
     run = store.get_run(run_ref)
-    rows = export_rows(store, run)
-    if fmt_name == "parquet":
-        write_parquet(rows, output or sys.stdout.buffer)
-        return
-    handle = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
-    try:
-        (write_jsonl if fmt_name == "jsonl" else write_csv)(rows, handle)
-    finally:
-        if output:
-            handle.close()
+    target = output or ("-" if output_format.stdout else None)
+    warning = write_output(output_format, RunSource(store, run, app.settings), target)
+    if warning:
+        click.echo(warning, err=True)
 
 
 @runs.command("delete")
