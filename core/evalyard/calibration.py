@@ -38,13 +38,16 @@ from .suite import CALIBRATED
 
 
 def is_judge(spec: dict[str, Any]) -> bool:
-    """Whether a run's scorer description is a model-based scorer (its fingerprint names a model)."""
-    def names_model(data: Any) -> bool:
+    """Whether a run's scorer description is a judge: some part of its fingerprint names a model
+    and the prompt template it asks it with (the judge service records both). An embedding
+    scorer names a model too, but asks it nothing: it is no judge."""
+    def asks_a_model(data: Any) -> bool:
         if isinstance(data, dict):
-            return bool(data.get("model")) or any(names_model(v) for v in data.values())
+            return (bool(data.get("model")) and bool(data.get("template_hash"))) or any(
+                asks_a_model(v) for v in data.values())
         return False
 
-    return names_model(spec.get("fingerprint_data"))
+    return asks_a_model(spec.get("fingerprint_data"))
 
 
 def source_value(scorer: Scorer, score: Score, source: str) -> float | None:
@@ -86,8 +89,6 @@ def apply_calibrations(store: Any, prepared: list, every_judge: bool = False) ->
     for p in prepared:
         asked = p.spec.threshold == CALIBRATED
         description = p.describe()
-        if not asked and not (is_judge(description)):
-            continue
         row = store.calibration(description["fingerprint"])
         where = p.spec.origin or "scorer"
         if row is None:
@@ -142,12 +143,11 @@ def figure_text(found: dict[str, Any]) -> str:
 
 
 def agreement(store: Any, spec: dict[str, Any]) -> dict[str, Any] | None:
-    """What a run shows about one scorer's agreement with people: None for a scorer that is no
-    judge, ``{"status": "uncalibrated"}`` for a judge without a saved calibration, else the figures
-    of the calibration the run used, at the threshold the run used: the fitted one held out when it
-    applied it, else its own threshold (nothing fitted)."""
-    if not is_judge(spec):
-        return None
+    """What a run shows about one scorer's agreement with people: the figures of the saved
+    calibration the run used (any scorer can be calibrated: ``contains`` against human labels as
+    well as a judge), at the threshold the run used: the fitted one held out when it applied it,
+    else its own threshold (nothing fitted); ``{"status": "uncalibrated"}`` for a judge without
+    one; None for any other scorer without one."""
     applied, used = spec.get("calibration"), spec.get("calibration_used")
     row = None
     for found in (applied, used):
@@ -157,6 +157,8 @@ def agreement(store: Any, spec: dict[str, Any]) -> dict[str, Any] | None:
     if newest and spec.get("fingerprint"):  # a run made before runs recorded their calibration
         row = store.calibration(spec["fingerprint"])
     if row is None:
+        if not is_judge(spec):
+            return None
         return {"status": "uncalibrated", "line": "uncalibrated (no saved calibration: evalyard calibrate DATA "
                                                   "--scorer NAME --save)"}
     summary = summary_of(row)

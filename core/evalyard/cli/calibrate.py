@@ -128,7 +128,7 @@ def render_text(report: dict[str, Any], show: int) -> str:
             lines += ["", f"disagreements: {len(disagreements)} (--show N lists them)"]
     if report.get("saved"):
         lines += ["", f"saved calibration {report['saved']} for {report['scorer']} (fingerprint {report['fingerprint']}): "
-                      f"runs of this judge show its agreement; `threshold: calibrated` or `evalyard run --calibrated` "
+                      f"runs of this scorer show its agreement; `threshold: calibrated` or `evalyard run --calibrated` "
                       f"uses the fitted threshold"]
     return "\n".join(lines)
 

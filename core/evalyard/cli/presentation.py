@@ -117,11 +117,18 @@ def judge_agreements(store, run_id: str) -> dict:
 
 
 def agreement_lines(agreement: dict) -> list[str]:
-    """Each judge's agreement line, then its judge card and warnings, indented under it."""
-    out = []
+    """Each calibrated scorer's agreement line, then its judge card and warnings, indented under it;
+    the judges without a saved calibration together on one line."""
+    out, uncalibrated = [], []
     for name, view in agreement.items():
+        if view.get("status") == "uncalibrated":
+            uncalibrated.append(name)
+            continue
         first, *rest = view.get("lines") or [view["line"]]
         out += [f"{name}: {first}", *(f"  {line}" for line in rest)]
+    if uncalibrated:
+        out.append(f"uncalibrated judges (no saved calibration: evalyard calibrate DATA --scorer NAME --save): "
+                   f"{', '.join(uncalibrated)}")
     return out
 
 

@@ -72,10 +72,11 @@ def test_a_saved_calibration_is_used_and_shown_by_a_later_run(app, rules, tmp_pa
     text = invoke(app, "run", data, "-s", scorer, "-s", "criteria/conciseness", "--judge-model", model,
                   "--calibrated").output
     line = "criteria/correctness: agrees with people: accuracy 1.00 [1.00, 1.00], kappa 1.00 [1.00, 1.00] on 20 labelled"
-    assert line in text and "criteria/conciseness: uncalibrated" in text
+    uncalibrated = "uncalibrated judges (no saved calibration: evalyard calibrate DATA --scorer NAME --save): "
+    assert line in text and f"{uncalibrated}criteria/conciseness" in text
 
     shown = invoke(app, "runs", "show", result["run_id"]).output
-    assert line in shown and "(calibrated)" in shown and "criteria/conciseness: uncalibrated" in shown
+    assert line in shown and "(calibrated)" in shown and f"{uncalibrated}criteria/conciseness" in shown
     shown_json = json.loads(invoke(app, "runs", "show", result["run_id"], "--json").output)
     assert shown_json["scorers"]["criteria/correctness"]["agreement"]["accuracy"] == 1.0
 
@@ -244,3 +245,25 @@ def test_the_labelled_example_sets_are_balanced_binary_and_calibrate(app):
         "majority class", "response length", "word overlap with context/reference"}
     base, new = (app.load_suite(str(folder / f"ab_{side}.jsonl"))[0] for side in ("base", "new"))
     assert [c.id for c in base.cases] == [c.id for c in new.cases] and len(base.cases) == 12
+
+
+def test_one_uncalibrated_line_for_judges_only_and_calibrate_keeps_its_promise(monkeypatch, rules, tmp_path):
+    """Judges without a calibration share one line; an embedding or lexicon scorer is no judge and
+    gets none; a scorer that is no judge but was calibrated (`contains`) shows its agreement, as
+    `calibrate --save` says runs will."""
+    from evalyard import Application
+
+    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,lexicon,embedding")  # an embedding scorer too
+    app = Application()
+    data, model = correctness_data(tmp_path), shy_judge(rules)
+    text = invoke(app, "run", data, "-s", "criteria/conciseness", "-s", "criteria/correctness", "-s",
+                  "semantic_similarity", "-s", "contains", "--judge-model", model).output
+    lines = [line for line in text.splitlines() if "uncalibrated" in line]
+    assert lines == ["uncalibrated judges (no saved calibration: evalyard calibrate DATA --scorer NAME --save): "
+                     "criteria/conciseness, criteria/correctness"]
+    saved = invoke(app, "calibrate", data, "-s", "contains", "--save")
+    assert saved.exit_code == 0 and "runs of this scorer show its agreement" in saved.output
+    ran = json.loads(invoke(app, "run", data, "-s", "contains", "--json").output)
+    agreement = ran["scorers"]["contains"]["agreement"]
+    assert agreement["status"] == "calibrated" and agreement["n"] == 20
+    assert "contains: agrees with people" in invoke(app, "run", data, "-s", "contains").output
