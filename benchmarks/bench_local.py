@@ -100,7 +100,7 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     args = parser.parse_args()
     from evalyard_local.catalogue import QWEN_CODER_15B
-    from evalyard_local.engine import LoadSettings
+    from evalyard_local.engine import LoadSettings, threads_for_load
     from evalyard_local.files import located
 
     rows = [measure("local/smollm2-135m", args.smol_calls)]
@@ -110,7 +110,7 @@ def main() -> int:
     elif args.qwen_calls:
         notes.append("qwen2.5-coder-1.5b is not installed (`evalyard models install qwen2.5-coder-1.5b`): skipped.")
     load = os.getloadavg()
-    threads = LoadSettings.resolve().n_threads
+    threads = LoadSettings.resolve().n_threads or threads_for_load()
     lines = ["## Local models", "",
              f"`{' '.join(['.venv/bin/python', 'benchmarks/bench_local.py', *sys.argv[1:]])}` — judge prompts "
              f"(the `correctness` template, reasoning off, top-{TOP_LOGPROBS} logprobs, {MAX_TOKENS} answer "

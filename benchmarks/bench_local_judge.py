@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> dict:
     after = os.getloadavg()
     settings = engine.settings
     return {"kind": "run", "label": args.label, "judge": args.judge, "layout": args.layout, "cases": args.cases,
-            "parallel": settings.n_parallel, "threads": settings.n_threads, "load_s": load_s, "wall_s": wall,
+            "parallel": settings.n_parallel, "threads": engine.threads, "load_s": load_s, "wall_s": wall,
             "cases_s": args.cases / wall, "errors": errors,
             "run_reused_share": reused[0] / reused[1] if reused[1] else None, "mean_value": statistics.mean(values) if values else None,
             "tree": str(Path(evalyard_local.__file__).resolve().parents[2]),
@@ -227,7 +227,7 @@ def kernels(args: argparse.Namespace) -> dict:
         params = xllamacpp.CommonParams()
         params.model.path = str(engine.path)
         params.n_ctx, params.n_parallel, params.verbosity = 4096, 1, -1
-        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = engine.settings.n_threads
+        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = engine.threads
         if invariant:
             params.flash_attn_type, params.no_extra_bufts = 0, True
         return xllamacpp.Server(params)

@@ -2,9 +2,12 @@
 
 Each model has its own thread pool with as many workers as the server has slots
 (``n_parallel``, default 1: see benchmarks/RESULTS.md, "Local judge", for what a second slot
-gives on two cores). Requests wait in the pool's queue, so the event loop never blocks, and a
+gives on two cores). Requests wait in the engine's queue, so the event loop never blocks, and a
 request whose caller gave up (timeout, cancelled run) before it started is dropped instead of
-being computed for nobody. The model is loaded by the first request, in the worker, so loading
+being computed for nobody. A slot that frees takes the waiting request whose prompt shares the
+longest start with the slot's last one (``PrefixQueue``), so a judge with two templates gets
+long runs of one template and its cached prefix. CPU threads are chosen when the model loads,
+for the load the machine has then (``threads_for_load``), unless a setting names them. The model is loaded by the first request, in the worker, so loading
 never blocks the event loop either.
 
 Prefix reuse. Each slot keeps the KV cache of its last prompt, and a request that starts with
@@ -50,12 +53,27 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def threads_for_load(cores: int | None = None, load: float | None = None) -> int:
+    """CPU threads for a model loaded now: the cores other work leaves idle (the one-minute load
+    average), at least one. llama.cpp's threads spin on each other at every layer, so a thread
+    that waits for a busy core stalls the rest: on a loaded machine, every core made calls
+    slower than one thread (benchmarks/RESULTS.md, "Local judge")."""
+    cores = available_cores() if cores is None else cores
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):  # no load average here: take the machine as idle
+            load = 0.0
+    return max(1, min(cores, int(cores - load + 0.5)))
+
+
 @dataclass(frozen=True)
 class LoadSettings:
     """How a model is loaded: context size per request, CPU threads, parallel slots."""
 
     n_ctx: int = DEFAULT_N_CTX
-    n_threads: int = 1
+    #: None: chosen when the model loads, for the load it meets (``threads_for_load``)
+    n_threads: int | None = None
     n_parallel: int = 1
 
     @classmethod
@@ -63,7 +81,7 @@ class LoadSettings:
                 defaults: dict[str, Any] | None = None) -> "LoadSettings":
         """Call options first, then the application's settings ``defaults`` (``n_ctx``,
         ``threads``, ``parallel``: ``EVALYARD_LOCAL_N_CTX`` / ``_THREADS`` / ``_PARALLEL``), then
-        4096 tokens, every available core, 1 slot."""
+        4096 tokens, threads for the machine's load when the model loads, 1 slot."""
         values = {}
         defaults = defaults or {}
         for key, given, setting, default in (("n_ctx", n_ctx, "n_ctx", DEFAULT_N_CTX),
@@ -79,7 +97,7 @@ class LoadSettings:
                     raise ModelFileError(f"{label}={given!r}: expected a whole number >= 1")
                 values[key] = given
             else:
-                values[key] = default or available_cores()
+                values[key] = default
         return cls(**values)
 
 
@@ -111,11 +129,16 @@ class LoadedModel:
         #: Requests inside llama.cpp right now, and the most there have been at once.
         self.in_flight = 0
         self.peak_in_flight = 0
-        # Each request runs on a slot of its own choosing, so the engine knows what each slot holds.
+        #: CPU threads llama.cpp was loaded with (settings', else chosen for the load at loading)
+        self.threads: int | None = settings.n_threads
+        # Each request runs on a slot of the engine's choosing, so the engine knows what each slot
+        # holds; a slot that frees takes the waiting request that shares the longest start with its
+        # last prompt (PrefixQueue). One pool task per request: the pool keeps its shutdown rules.
         self._free_slots: queue.SimpleQueue[int] = queue.SimpleQueue()
         for slot in range(settings.n_parallel):
             self._free_slots.put(slot)
         self._last_prompt: dict[int, Any] = {}
+        self._waiting = PrefixQueue()
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=settings.n_parallel,
                                                           thread_name_prefix=f"evalyard-local-{name[:20]}")
 
@@ -130,8 +153,9 @@ class LoadedModel:
                 # llama.cpp splits the context between slots: give each slot the full size.
                 params.n_ctx = self.settings.n_ctx * self.settings.n_parallel
                 params.n_parallel = self.settings.n_parallel
-                params.cpuparams.n_threads = self.settings.n_threads
-                params.cpuparams_batch.n_threads = self.settings.n_threads
+                self.threads = self.settings.n_threads or threads_for_load()
+                params.cpuparams.n_threads = self.threads
+                params.cpuparams_batch.n_threads = self.threads
                 params.verbosity = -1  # llama.cpp's own log lines would flood every run's output
                 # Batch-invariant kernels, so that prefix reuse is exact (see the module's doc).
                 params.flash_attn_type = 0
@@ -139,15 +163,14 @@ class LoadedModel:
                 # No parked prompts in host memory: a prompt found there whole would be answered
                 # from its last token alone (see chat).
                 params.cache_ram_mib = 0
-                log.debug("loading %s from %s (%s)", self.name, path, self.settings)
+                log.debug("loading %s from %s (%s, %d threads)", self.name, path, self.settings, self.threads)
                 self._server = xllamacpp.Server(params)
                 self.path = path
             return self._server
 
-    def chat(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One chat completion, blocking (call it from the pool)."""
+    def chat(self, request: dict[str, Any], slot: int = 0) -> dict[str, Any]:
+        """One chat completion on ``slot``, blocking (called by the slot's worker thread)."""
         server = self.server()
-        slot = self._free_slots.get()
         request = {**request, "id_slot": slot}
         if request.get("cache_prompt", True) and continues(request.get("messages"), self._last_prompt.get(slot)):
             # The slot holds this very prompt, or the new one goes on from it (a follow-up turn after
@@ -165,7 +188,6 @@ class LoadedModel:
             result = server.handle_chat_completions(request)
             return result
         finally:
-            self._free_slots.put(slot)
             usage = result.get("usage") or {}
             with self._stats_lock:
                 self.in_flight -= 1
@@ -175,11 +197,82 @@ class LoadedModel:
                 self.cached_tokens += (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
 
     def submit(self, request: dict[str, Any]) -> concurrent.futures.Future:
-        return self.pool.submit(self.chat, request)
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._waiting.put(request, future)
+        self.pool.submit(self._serve_one)
+        return future
+
+    def _serve_one(self) -> None:
+        """A pool task: on a free slot, answer the waiting request that suits the slot best."""
+        slot = self._free_slots.get()
+        try:
+            request, future = self._waiting.take(self._last_prompt.get(slot))
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(self.chat(request, slot))
+            except BaseException as exc:  # noqa: BLE001 - the caller's future carries it
+                future.set_exception(exc)
+        finally:
+            self._free_slots.put(slot)
 
     def close(self) -> None:
         """Stop taking requests; the server is freed once the queued ones are done."""
         self.pool.shutdown(wait=False)
+
+
+def prompt_text(messages: Any) -> str:
+    """A prompt's text in order (what a slot's KV cache is keyed on, near enough for choosing)."""
+    if not isinstance(messages, list):
+        return ""
+    return "\x00".join(m.get("content") if isinstance(m.get("content"), str) else repr(m.get("content"))
+                        for m in messages if isinstance(m, dict))
+
+
+def shared_start(a: str, b: str) -> int:
+    """Length of the longest common start of ``a`` and ``b``."""
+    n = min(len(a), len(b))
+    low, high = 0, n  # binary search on slices: C-speed comparisons, not a Python loop per character
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+class PrefixQueue:
+    """Requests waiting for a slot. A free slot takes the waiting request whose prompt shares the
+    longest start with the slot's last one, so requests of one template follow each other and reuse
+    the slot's cached prefix (a judge that alternates two templates would otherwise send a cold
+    prompt at every switch). Arrival order breaks ties, and a request passed over ``MAX_SKIPS``
+    times goes next, so none waits for ever. The pool runs one task per request put, so ``take``
+    always finds one."""
+
+    MAX_SKIPS = 8
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[list[Any]] = []  # [skips, text, request, future], oldest first
+
+    def put(self, request: dict[str, Any], future: concurrent.futures.Future) -> None:
+        with self._lock:
+            self._items.append([0, prompt_text(request.get("messages")), request, future])
+
+    def take(self, last_messages: Any) -> tuple[dict[str, Any], concurrent.futures.Future]:
+        with self._lock:
+            starved = next((i for i, item in enumerate(self._items) if item[0] >= self.MAX_SKIPS), None)
+            if starved is not None:
+                chosen = starved
+            else:
+                last = prompt_text(last_messages)
+                shared = [shared_start(item[1], last) for item in self._items]
+                chosen = max(range(len(shared)), key=lambda i: (shared[i], -i))
+            for item in self._items[:chosen]:
+                item[0] += 1
+            _, _, request, future = self._items.pop(chosen)
+            return request, future
 
 
 class Engine:
