@@ -13,7 +13,7 @@ and the Python API::
     print(run.summary["exact_match"]["mean"])
 """
 
-from .api import compare, evaluate, register_prompt_scorer, resume
+from .api import compare, evaluate, experiment, register_prompt_scorer, resume
 from .errors import ConfigError, EvalyardError, InputError, PluginError, UnknownNameError
 from .hookspecs import hookimpl, hookspec
 from .scoring import Case, Generation, Generator, JudgeError, Score, Scorer
@@ -29,6 +29,10 @@ def __getattr__(name: str):
         from . import app
 
         return getattr(app, name)
+    if name in ("RunRequest", "RunOutcome"):
+        from . import run_service
+
+        return getattr(run_service, name)
     from .plugin_api import LAZY, resolve
 
     if name in LAZY:
@@ -46,6 +50,8 @@ __all__ = [
     "InputError",
     "JudgeError",
     "PluginError",
+    "RunOutcome",
+    "RunRequest",
     "RunResult",
     "Score",
     "Scorer",
@@ -55,6 +61,7 @@ __all__ = [
     "UnknownNameError",
     "compare",
     "evaluate",
+    "experiment",
     "hookimpl",
     "hookspec",
     "register_prompt_scorer",

@@ -6,10 +6,11 @@ environment (``EVALYARD_HOME``, ``EVALYARD_DB``, plugin variables), exactly as t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 if TYPE_CHECKING:
     from .app import Application, RunResult
+    from .experiments import ExperimentOutcome
 
 
 def _app(app: "Application | None") -> "Application":
@@ -48,6 +49,28 @@ def evaluate(suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None
         for warning in outcome.warnings:
             warnings.warn(warning, RuntimeWarning, stacklevel=2)
     return outcome.result
+
+
+def experiment(suite: Any, models: Sequence[str], *, prompts: Sequence[str | None] = (None,),
+               params: dict[str, Sequence[Any]] | None = None, scorers: Iterable[Any] | None = None,
+               db: str | None = None, name: str = "", app: "Application | None" = None,
+               **options: Any) -> "ExperimentOutcome":
+    """Run ``suite`` through every cell of the grid ``models`` x ``prompts`` x ``params`` (each
+    cell an ordinary run whose candidates the ``model`` generator makes) and compare the cells
+    against the first, as ``evalyard run SUITE -m A -m B --prompt P --param NAME=V1,V2`` does.
+
+    ``params`` maps a generation setting to its values (``{"temperature": [0, 0.7]}``);
+    ``options`` are ``evalyard.RunRequest``'s (``judge_model``, ``concurrency``, ``max_cost``: a
+    cap over the whole grid...). Returns an ``ExperimentOutcome``: ``experiment_id``, ``cells``,
+    ``outcomes`` (each cell's ``RunOutcome``, its ``result`` a ``RunResult``) and ``comparison``
+    (the table ``evalyard experiments show`` prints)."""
+    from .experiments import ExperimentRequest, grid
+    from .run_service import RunRequest
+
+    options.setdefault("run_to_cap", options.get("max_cost") is not None)
+    request = RunRequest(suite=suite, scorers=list(scorers) if scorers else None, db=db, **options)
+    cells = grid(list(models), list(prompts) or [None], params)
+    return _app(app).experiment(ExperimentRequest(run=request, cells=cells, name=name))
 
 
 def resume(run_id: str, *, db: str | None = None, app: "Application | None" = None, **options: Any) -> "RunResult":

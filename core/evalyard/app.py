@@ -21,6 +21,7 @@ from .suite import ScorerSpec, Suite
 
 if TYPE_CHECKING:
     from .results import Results
+    from .experiments import ExperimentOutcome, ExperimentRequest
     from .run_service import RunOutcome, RunRequest
 
 
@@ -482,6 +483,23 @@ class Application:
         from .run_service import execute_request
 
         return execute_request(self, request)
+
+    def experiment(self, request: "ExperimentRequest") -> "ExperimentOutcome":
+        """Run every cell of a grid (or finish a resumed one) and compare the cells
+        (``evalyard.experiments``)."""
+        from .experiments import run_experiment
+
+        return run_experiment(self, request)
+
+    def stored_result(self, run_id: str, db: str | None = None) -> RunResult:
+        """A stored run's summary as ``execute`` returns it, from its stored totals."""
+        store = self.open_store(db)
+        row = store.get_run(run_id)
+        suite = store.suite_of(row)
+        totals = row.totals or {}
+        return RunResult(run_id=row.id, name=row.name, suite=suite.name, status=row.status, cases=suite.case_count,
+                         duration_s=totals.get("duration_s") or 0.0, scorers=totals.get("scorers") or {},
+                         generation=totals.get("generation"), usage=totals.get("usage"), _store=store)
 
     def runtime(self, run_settings: dict[str, Any], concurrency: int, spent: float = 0.0):
         """A run's runtime from its settings (a resumed run: less what it has spent already)."""

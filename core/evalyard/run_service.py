@@ -8,6 +8,7 @@ requests and present a :class:`RunOutcome`; an experiment is a set of requests.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -169,6 +170,14 @@ def execute_request(app: "Application", request: RunRequest) -> RunOutcome:
     outcome.result = result
     _check_fail_under(request.fail_under, list(result.scorers))  # a resumed run's scorers are known only now
     _after_run(app, request, outcome, plan, outputs)
+    return outcome
+
+
+def stored_outcome(app: "Application", run_id: str, request: RunRequest) -> RunOutcome:
+    """The outcome of a run that is already complete (an experiment's finished cell, resumed):
+    its stored summary, with the request's checks and the judges' agreements, nothing run."""
+    outcome = RunOutcome(result=app.stored_result(run_id, request.db), fail_on_error=request.fail_on_error)
+    _after_run(app, dataclasses.replace(request, outputs=()), outcome, None, [])
     return outcome
 
 

@@ -67,10 +67,16 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
               help="Also write JUnit XML for CI: one test case per case x scorer.")
 @click.option("--judge-model", metavar="MODEL", envvar="EVALYARD_JUDGE_MODEL",
               help="Model for judge scorers that name none (any litellm model string; env EVALYARD_JUDGE_MODEL).")
-@click.option("--model", "gen_model", metavar="MODEL",
-              help="Fill cases that have no candidate with this model's answers (the model under test).")
-@click.option("--prompt", "gen_prompt", metavar="TEMPLATE",
-              help="With --model: render this prompt template with each case instead of sending its input.")
+@click.option("--model", "-m", "gen_models", metavar="MODEL", multiple=True,
+              help="Fill cases that have no candidate with this model's answers (the model under test). "
+                   "Repeatable: several models (or prompts, or --param values) run a grid, an experiment of one "
+                   "run per cell, compared in one table.")
+@click.option("--prompt", "gen_prompts", metavar="TEMPLATE", multiple=True,
+              help="With --model: render this prompt template with each case instead of sending its input "
+                   "(repeatable: one cell per prompt).")
+@click.option("--param", "params", metavar="NAME=V1,V2", multiple=True,
+              help="With --model: a generation setting's values (e.g. temperature=0,0.7), one cell each "
+                   "(repeatable).")
 @click.option("--prompts-dir", "prompts_dirs", multiple=True, type=click.Path(file_okay=False),
               help="A directory of your own prompt templates (repeatable); overrides built-in and plugin ones.")
 @click.option("--batch", is_flag=True,
@@ -99,8 +105,8 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
                    "or, for otel, the endpoint.")
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,
-        generator, max_errors, name, junit_path, judge_model, gen_model, gen_prompt, prompts_dirs, batch, no_cache,
-        max_cost, run_to_cap, plan_only, verbose, calibrated, otel, cluster, outputs, db_url):
+        generator, max_errors, name, junit_path, judge_model, gen_models, gen_prompts, params, prompts_dirs, batch,
+        no_cache, max_cost, run_to_cap, plan_only, verbose, calibrated, otel, cluster, outputs, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -111,6 +117,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     """
     from ..run_service import RunRequest
     from ..suite_files import parse_field_options, parse_scorer_option
+    from .experiments import is_grid, run_grid
     from .presentation import print_outcome
 
     app = current_app()
@@ -118,7 +125,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     if verbose:
         _log_model_calls()
     _log_batch_progress()
-    generator_name, generator_config = _generator_choice(generator, gen_model, gen_prompt)
+    grid = is_grid(gen_models, gen_prompts, params) or _names_experiment(app, resume_id, db_url)
+    generator_name, generator_config = _generator_choice(generator, gen_models, gen_prompts, params, grid)
     wanted = [*_parse_outputs(outputs), *([("junit", junit_path)] if junit_path else []),
               *([("otel", None)] if otel else [])]
     progress = _Progress(enabled=sys.stderr.isatty() and not as_json)
@@ -134,6 +142,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     with results_stream() as out:
         restore_sigterm = terminate_as_interrupt()
         try:
+            if grid:
+                sys.exit(1 if run_grid(app, request, gen_models, gen_prompts, params, name, as_json, out) else 0)
             outcome = app.run(request)
         except KeyboardInterrupt as stop:
             progress.stop()
@@ -149,16 +159,27 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         sys.exit(1)
 
 
-def _generator_choice(generator: str | None, model: str | None, prompt: str | None) -> tuple[str | None, dict]:
-    """``--generator NAME:config``, or ``--model MODEL [--prompt TEMPLATE]`` (the ``model`` generator)."""
+def _generator_choice(generator: str | None, models: tuple[str, ...], prompts: tuple[str, ...],
+                      params: tuple[str, ...], grid: bool) -> tuple[str | None, dict]:
+    """``--generator NAME:config``, or ``--model MODEL [--prompt TEMPLATE]`` (the ``model`` generator);
+    nothing for a grid, whose cells each name their own."""
     name, config = _parse_generator(generator)
-    if prompt and not model:
-        raise CLIError("--prompt renders the prompt for --model MODEL: give the model too")
-    if model:
-        if generator:
-            raise CLIError("give either --model or --generator, not both")
-        name, config = "model", {"model": model, **({"prompt": prompt} if prompt else {})}
+    if (prompts or params) and not models and not grid:
+        raise CLIError("--prompt and --param set the generation of --model MODEL: give the model too")
+    if models and generator:
+        raise CLIError("give either --model or --generator, not both")
+    if models and not grid:
+        name, config = "model", {"model": models[0], **({"prompt": prompts[0]} if prompts else {})}
     return name, config
+
+
+def _names_experiment(app, resume_id: str | None, db_url: str | None) -> bool:
+    """``--resume ID`` names an experiment (rather than a run)."""
+    if not resume_id:
+        return False
+    from ..store.experiments import find_experiment
+
+    return find_experiment(app.open_store(db_url), resume_id) is not None
 
 
 def _parse_outputs(values: tuple[str, ...]) -> list[tuple[str, str | None]]:

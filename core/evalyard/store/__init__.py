@@ -108,7 +108,7 @@ def _set_wal(cursor) -> None:
 
 #: The newest migration's revision id (a test checks it against the migration scripts).
 #: Knowing it lets an up-to-date database open without importing Alembic, which is slow to import.
-HEAD_REVISION = "0006_labels"
+HEAD_REVISION = "0007_experiments"
 
 #: The PostgreSQL advisory-lock key that processes creating or upgrading evalyard's schema take
 #: in turn: a fixed bigint no other application on the server is likely to use ("evalyard" in

@@ -190,3 +190,31 @@ class LabelRow(SQLModel, table=True):
     label: str
     labeller: str = ""
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class ExperimentRow(SQLModel, table=True):
+    """A grid of runs over one suite (models x prompts x generation settings): each cell an
+    ordinary run. ``spec`` is the grid as asked for, ``cells`` each cell's own settings
+    (``label``, ``model``, ``prompt``, ``params``), in order: cell 0 is the baseline."""
+
+    __tablename__ = "experiments"
+
+    id: str = Field(primary_key=True)
+    name: str = ""
+    source: str = ""
+    spec: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    cells: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+
+
+class ExperimentRunRow(SQLModel, table=True):
+    """Which run is which cell of an experiment: one row per (experiment, cell), written as the
+    cell's run is created, so a resumed experiment finds it."""
+
+    __tablename__ = "experiment_runs"
+    __table_args__ = (UniqueConstraint("experiment_id", "cell", name="uq_experiment_runs_cell"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    experiment_id: str = Field(foreign_key="experiments.id")
+    cell: int
+    run_id: str = Field(foreign_key="runs.id")

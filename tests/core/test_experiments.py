@@ -1,0 +1,127 @@
+"""Experiments: one suite through a grid of models x prompts x settings, each cell an ordinary run,
+compared in one table; resumable cell by cell; forecast with --plan. The models under test are
+scripted models behind litellm (the real model layer and response cache)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import evalyard
+from evalyard.cli import cli
+from evalyard.experiments import Cell, ExperimentRequest, frontier, grid, parse_param
+from evalyard.run_service import RunRequest
+
+QUESTIONS = {f"q{i}": (f"What is {i} plus {i}?", str(2 * i)) for i in range(6)}
+
+
+def invoke(app, *args):
+    return CliRunner().invoke(cli, [str(a) for a in args], obj=app, catch_exceptions=False)
+
+
+@pytest.fixture
+def suite(tmp_path):
+    path = tmp_path / "sums.jsonl"
+    path.write_text("".join(json.dumps({"id": case_id, "input": question, "reference": answer}) + "\n"
+                            for case_id, (question, answer) in QUESTIONS.items()))
+    return str(path)
+
+
+@pytest.fixture
+def models(rules):
+    """A model right on every case, one right on half of them."""
+    right = rules([{"contains": q, "content": f"It is {a}."} for q, a in QUESTIONS.values()], name="right")
+    half = rules([{"contains": q, "content": f"It is {a if i % 2 == 0 else 'unknown'}."}
+                  for i, (q, a) in enumerate(QUESTIONS.values())], name="half")
+    return right, half
+
+
+def test_the_grid_is_every_combination_with_the_first_as_baseline():
+    cells = grid(["a", "b"], ["p1", None], {"temperature": [0, 0.7]})
+    assert len(cells) == 8 and cells[0] == Cell("a", "p1", (("temperature", 0),))
+    assert cells[0].label == "a prompt=p1 temperature=0" and cells[-1].label == "b temperature=0.7"
+    assert parse_param("temperature=0,0.7") == ("temperature", [0, 0.7])
+    with pytest.raises(evalyard.InputError, match="NAME=VALUE"):
+        parse_param("temperature")
+
+
+def test_frontier_keeps_the_cells_no_other_beats_on_quality_and_cost():
+    rows = [{"cell": 0, "cost": 1.0, "scorers": {"s": {"mean": 0.9}}, "higher_is_better": {"s": True}},
+            {"cell": 1, "cost": 0.5, "scorers": {"s": {"mean": 0.6}}, "higher_is_better": {"s": True}},
+            {"cell": 2, "cost": 2.0, "scorers": {"s": {"mean": 0.8}}, "higher_is_better": {"s": True}},
+            {"cell": 3, "cost": None, "scorers": {"s": {"mean": 1.0}}, "higher_is_better": {"s": True}}]
+    assert frontier(rows, "s") == [0, 1]
+
+
+def test_a_grid_from_the_command_line_compares_every_cell_with_the_baseline(app, suite, models):
+    right, half = models
+    result = invoke(app, "run", suite, "-s", "contains", "-m", right, "-m", half, "--param", "temperature=0,0.5",
+                    "--json", "--name", "sums-grid")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["name"] == "sums-grid" and len(data["cells"]) == 4
+    rows = data["comparison"]["cells"]
+    assert [r["scorers"]["contains"]["mean"] for r in rows] == [1.0, 1.0, 0.5, 0.5]
+    versus = rows[2]["scorers"]["contains"]["versus_baseline"]
+    assert versus["mean_delta"] == pytest.approx(-0.5) and versus["paired_cases"] == 6 and versus["losses"] == 3
+    assert data["comparison"]["tests"] == 3 and versus["p_holm"] >= versus["p"]
+    runs = {r["run_id"] for r in rows}
+    assert len(runs) == 4  # each cell an ordinary run
+    shown = invoke(app, "runs", "show", rows[2]["run_id"], "--json")
+    assert json.loads(shown.output)["generator"]["config"]["model"] == half
+    listed = json.loads(invoke(app, "experiments", "list", "--json").output)
+    assert listed == [{"experiment_id": data["experiment_id"], "name": "sums-grid", "source": suite, "cells": 4,
+                       "runs": 4, "created_at": listed[0]["created_at"]}]
+    text = invoke(app, "experiments", "show", "sums-grid").output
+    assert f"experiment {data['experiment_id']} (sums-grid): 4 cells" in text
+    assert "1.000 [1.000, 1.000] (baseline)" in text and "-0.500 [" in text and "Holm-adjusted over 3 comparisons" in text
+
+
+def test_plan_forecasts_every_cell_and_runs_nothing(app, suite, models):
+    right, half = models
+    result = invoke(app, "run", suite, "-s", "contains", "-m", right, "-m", half, "--plan", "--json")
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)["plan"]
+    assert [c["forecast"]["totals"]["calls"] for c in plan["cells"]] == [6, 6]
+    assert plan["totals"]["calls"] == 12
+    assert json.loads(invoke(app, "experiments", "list", "--json").output) == []
+    assert json.loads(invoke(app, "runs", "list", "--json").output) == []
+
+
+def test_an_interrupted_grid_resumes_every_cell_once(app, suite, models):
+    """Stopped as the second cell's run starts; --resume EXPERIMENT finishes it and starts the rest:
+    every (cell, case, scorer) exactly once, no run twice."""
+    right, half = models
+    started = []
+
+    def stop_at_the_second_cell(run_id, total):
+        started.append(run_id)
+        if len(started) == 2:
+            raise KeyboardInterrupt
+
+    request = RunRequest(suite=suite, scorers=["contains"], on_start=stop_at_the_second_cell)
+    with pytest.raises(KeyboardInterrupt):
+        app.experiment(ExperimentRequest(run=request, cells=grid([right, half, right], ["p"] and [None]),
+                                         name="stopped"))
+    experiment_id = json.loads(invoke(app, "experiments", "list", "--json").output)[0]["experiment_id"]
+    result = invoke(app, "run", "--resume", experiment_id, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [c["status"] for c in data["cells"]] == ["completed"] * 3
+    assert data["cells"][1]["run_id"] == started[1]  # the stopped cell's own run, resumed
+    store = app.open_store()
+    assert len(store.list_runs()) == 3
+    for cell in data["cells"]:
+        assert store.result_count(cell["run_id"]) == len(QUESTIONS)
+    again = json.loads(invoke(app, "run", "--resume", experiment_id, "--json").stdout)
+    assert [c["run_id"] for c in again["cells"]] == [c["run_id"] for c in data["cells"]]  # nothing new
+
+
+def test_the_python_api(app, suite, models):
+    right, half = models
+    outcome = evalyard.experiment(suite, [right, half], scorers=["contains"], app=app)
+    assert [o.result.summary["contains"]["mean"] for o in outcome.outcomes] == [1.0, 0.5]
+    assert outcome.comparison["cells"][1]["scorers"]["contains"]["versus_baseline"]["wins"] == 0
+    assert not outcome.failed
