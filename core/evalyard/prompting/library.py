@@ -10,6 +10,8 @@ under a former name still overrides it.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -103,8 +105,18 @@ class PromptLibrary:
         return [self.get(name) for name in self.names()]
 
     def scorer_templates(self) -> list[PromptTemplate]:
-        """Templates that declare themselves scorers (``scorer:`` in the header)."""
-        return [t for t in self.list() if t.scorer is not None]
+        """Templates that declare themselves scorers (``scorer:`` in the header). Every run asks,
+        so only templates whose header has a ``scorer:`` line are parsed (YAML and Jinja2 for
+        every template of every plugin cost a cached rerun a fifth of its time)."""
+        found = []
+        for name in self.names():
+            entry = next(entries[name] for _, entries in self._sources() if name in entries)
+            text = entry.text if isinstance(entry, _PluginTemplate) else entry.read_text(encoding="utf-8")
+            if _SCORER_LINE.search(_header(text)):
+                template = self.get(name)
+                if template.scorer is not None:
+                    found.append(template)
+        return found
 
     def _load(self, name: str, kind: str, entry: Path | _PluginTemplate) -> PromptTemplate:
         if isinstance(entry, _PluginTemplate):
@@ -118,6 +130,20 @@ class PromptLibrary:
             cached = parse_template(text, name=name, path=path, source=source)
             self._parsed[cache_key] = cached
         return cached
+
+
+#: a front-matter line that declares a scorer (``scorer: ...`` at the top level of the header)
+_SCORER_LINE = re.compile(r"^scorer\s*:", re.MULTILINE)
+
+
+def _header(text: str) -> str:
+    """The front matter of a template's text (between its first two ``---`` lines, as
+    ``parse_template`` finds them), or "" when it has none."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return ""
+    end = next((n for n in range(1, len(lines)) if lines[n].strip() == "---"), len(lines))
+    return "\n".join(lines[1:end])
 
 
 def _scan(directory: Path) -> dict[str, Path]:
