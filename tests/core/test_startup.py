@@ -50,3 +50,25 @@ def test_a_plugins_non_daemon_thread_finishes_its_work_at_exit(cli_env, evalyard
                          env=dict(cli_env, EVALYARD_EXTRA_PLUGINS=str(plugin)), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert sorted(marker.read_text().split()) == ["a", "b"]
+
+
+def test_a_cached_rerun_of_a_judged_suite_never_imports_litellm(cli_env, evalyard_exe, tmp_path):
+    """litellm is imported where a model is called: a rerun whose every judge call the response
+    cache answers pays nothing for it (its import alone takes seconds)."""
+    rules = tmp_path / "judge.jsonl"
+    rules.write_text(json.dumps({"content": "yes"}) + "\n")
+    data = tmp_path / "cases.jsonl"
+    data.write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "reference": "r", "candidate": f"a{i}"})
+                            + "\n" for i in range(5)))
+    command = [evalyard_exe, "run", str(data), "-s", "criteria/correctness", "--judge-model", f"scripted/{rules}", "--json"]
+    env = {**cli_env, "EVALYARD_LOAD_PLUGINS": "judge,criteria"}
+    first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["usage"]["cache_hits"] == 0
+    again = subprocess.run(command, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["usage"]["cache_hits"] == 5
+    imported = {line.rsplit("|", 1)[-1].strip() for line in again.stderr.splitlines() if line.startswith("import time:")}
+    assert "sqlalchemy" in imported  # the import log is read
+    assert "litellm" not in imported
