@@ -29,8 +29,8 @@ class Extra(Scorer):
 
 
 class Maker:
-    """Registers one scorer under its own namespace, one under ``aspects``, and a template
-    (with a former name) and a data format under ``aspects`` as well."""
+    """Registers one scorer under its own namespace, one under ``aspects``, and a template and a
+    data format under ``aspects`` as well."""
 
     @hookimpl
     def register_loaders(self, register):
@@ -43,7 +43,7 @@ class Maker:
 
     @hookimpl
     def register_prompt_templates(self, register):
-        register("question", QUESTION, namespace="aspects", aliases={"old_question": "question"})
+        register("question", QUESTION, namespace="aspects")
 
 
 QUESTION = """---
@@ -75,7 +75,6 @@ def test_a_plugin_registers_under_a_second_namespace(tmp_path):
     assert qualified(app) == {"maker/own": "maker", "aspects/extra": "maker"}
     assert app.registry.namespaces("maker") == ["maker", "aspects"]
     assert "aspects/question" in {e.qualified for e in app.registry.prompt_templates}
-    assert app.registry.template_aliases == {"old_question": "aspects/question"}
     assert app.registry.loader_for("x.lines").qualified == "aspects/lines"
     data = tmp_path / "c.jsonl"
     data.write_text('{"id": "1", "candidate": "x"}\n')
@@ -111,7 +110,6 @@ def test_blocking_a_namespace_drops_it_and_blocking_the_plugin_drops_both():
     assert qualified(app) == {"maker/own": "maker"}
     assert app.registry.namespaces("maker") == ["maker"]
     assert "aspects/question" not in {e.qualified for e in app.registry.prompt_templates}
-    assert "old_question" not in app.registry.template_aliases
     assert "aspects/lines" not in app.registry.loaders
     app = Application(settings(block_plugins=frozenset({"maker"})), plugins=[("maker", Maker())])
     assert qualified(app) == {}
