@@ -55,6 +55,8 @@ class Suite:
         self.executor = executor
         #: ``metadata.FIELD`` whose value groups the cases, for clustered statistics (``--cluster`` overrides)
         self.cluster = cluster
+        #: a suite file's ``matrix:`` (models, prompts, params): ``evalyard run`` runs it as an experiment
+        self.matrix: dict[str, Any] | None = None
         self._cases = list(cases) if cases is not None else None
         self._origins = origins
         self._read = read

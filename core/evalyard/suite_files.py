@@ -30,7 +30,7 @@ from .scoring import CASE_FIELDS, Case
 from .suite import CALIBRATED, ScorerSpec, Suite
 
 SUITE_KEYS = ("name", "description", "data", "format", "cases", "fields", "scorers", "thresholds", "models",
-              "prompts", "executor", "cluster")
+              "prompts", "executor", "cluster", "matrix")
 MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "batch", "batch_poll_s",
               "supports_schema", "supports_logprobs")
 
@@ -319,9 +319,11 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
         except InputError:
             raise InputError("expected metadata.FIELD (the case metadata that groups cases)", path=sp,
                              line=_line_of(doc), field="cluster") from None
+    matrix = parse_matrix(doc.get("matrix"), sp, _line_of(doc), models)
     suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp, models=models,
                   prompt_dirs=prompt_dirs, executor=executor.strip() if executor else None, read=read,
                   origins=origins, cluster=cluster)
+    suite.matrix = matrix
     return suite, suite.origins
 
 
@@ -348,6 +350,52 @@ def parse_field_options(values: tuple[str, ...] | list[str]) -> dict[str, str]:
             raise InputError(f"--field {text!r}: {case_field.strip()} is mapped twice")
         field_map[case_field.strip()] = column.strip()
     return field_map
+
+
+def parse_matrix(raw: Any, path: str, line: int, models: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """A suite's ``matrix:`` block: the grid ``evalyard run SUITE`` runs as an experiment.
+
+    ``models``: model strings, or mappings ``{model: MODEL, ...provider settings}`` (a cell's own
+    ``api_base``, ``seed``...: added to the suite's ``models:`` settings, which must not say
+    otherwise); ``prompts``: template names (``null`` for the case's input as it is); ``params``:
+    generation setting -> list of values."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise InputError("expected a mapping with models, prompts and params", path=path, line=line, field="matrix")
+    unknown = sorted(set(raw) - {"models", "prompts", "params"})
+    if unknown:
+        raise InputError("unknown key (known: models, prompts, params)", path=path, line=_line_of(raw, line),
+                         field=f"matrix.{unknown[0]}")
+    listed = raw.get("models")
+    if not isinstance(listed, list) or not listed:
+        raise InputError("expected a list of model strings", path=path, line=_line_of(raw, line), field="matrix.models")
+    names = []
+    for n, entry in enumerate(listed):
+        where, field = _line_of(entry, _line_of(raw, line)), f"matrix.models[{n}]"
+        if isinstance(entry, dict):
+            entry = dict(entry)
+            model = entry.pop("model", None)
+            if not isinstance(model, str) or not model:
+                raise InputError("a model with settings needs `model: MODEL`", path=path, line=where, field=field)
+            _check_model_settings(entry, path, where, field)
+            if model in models and models[model] != entry:
+                raise InputError(f"{model} has other settings under models:", path=path, line=where, field=field)
+            models[model] = entry
+        elif isinstance(entry, str) and entry:
+            model = entry
+        else:
+            raise InputError("expected a model string or a mapping with model:", path=path, line=where, field=field)
+        names.append(model)
+    prompts = raw.get("prompts", [None])
+    if not isinstance(prompts, list) or not prompts or not all(p is None or isinstance(p, str) for p in prompts):
+        raise InputError("expected a list of prompt template names", path=path, line=_line_of(raw, line),
+                         field="matrix.prompts")
+    params = raw.get("params") or {}
+    if not isinstance(params, dict) or not all(isinstance(v, list) and v for v in params.values()):
+        raise InputError("expected a mapping of setting name to a list of values", path=path,
+                         line=_line_of(raw, line), field="matrix.params")
+    return {"models": names, "prompts": prompts, "params": {str(k): list(v) for k, v in params.items()}}
 
 
 def _model_settings(raw: Any, path: str, line: int) -> dict[str, dict[str, Any]]:

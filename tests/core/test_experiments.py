@@ -125,3 +125,20 @@ def test_the_python_api(app, suite, models):
     assert [o.result.summary["contains"]["mean"] for o in outcome.outcomes] == [1.0, 0.5]
     assert outcome.comparison["cells"][1]["scorers"]["contains"]["versus_baseline"]["wins"] == 0
     assert not outcome.failed
+
+
+def test_a_suite_matrix_is_the_grid(app, suite, models, tmp_path):
+    right, half = models
+    path = tmp_path / "grid.yaml"
+    path.write_text(f"name: sums\ndata: {suite}\nscorers: [contains]\nmatrix:\n  models:\n    - {right}\n"
+                    f"    - model: {half}\n      seed: 7\n  params:\n    temperature: [0]\n")
+    result = invoke(app, "run", path, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [c["label"] for c in data["cells"]] == [f"{right} temperature=0", f"{half} temperature=0"]
+    assert [c["scorers"]["contains"]["mean"] for c in data["cells"]] == [1.0, 0.5]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"name: sums\ndata: {suite}\nscorers: [contains]\nmatrix:\n  models: [{right}]\n  epoch: 3\n")
+    refused = invoke(app, "run", bad)
+    assert refused.exit_code == 2 and "bad.yaml" in refused.output and "matrix.epoch" in refused.output
+    assert len(json.loads(invoke(app, "experiments", "list", "--json").output)) == 1

@@ -11,18 +11,32 @@ import click
 from .options import current_app, db_option, echo_json, fmt, json_option, table
 
 
-def is_grid(models: tuple[str, ...], prompts: tuple[str, ...], params: tuple[str, ...]) -> bool:
-    """Several models, prompts or settings make an experiment; one of each is an ordinary run."""
-    return len(models) > 1 or len(prompts) > 1 or bool(params)
+def grid_cells(app, suite: str | None, models: tuple[str, ...], prompts: tuple[str, ...], params: tuple[str, ...],
+               resume: str | None, db_url: str | None) -> list | None:
+    """The cells when the command runs a grid, else None: several models, prompts or settings on the
+    command line, a suite file's ``matrix:`` (when no --model is given), or ``--resume`` naming an
+    experiment (its cells are stored: an empty list)."""
+    from ..experiments import grid, parse_param
+
+    if len(models) > 1 or len(prompts) > 1 or params:
+        return grid(models, list(prompts) or [None], dict(parse_param(p) for p in params))
+    if resume:
+        from ..store.experiments import find_experiment
+
+        return [] if find_experiment(app.open_store(db_url), resume) is not None else None
+    if suite and not models and str(suite).endswith((".yaml", ".yml")):
+        matrix = app.load_suite(suite)[0].matrix
+        if matrix:
+            return grid(matrix["models"], matrix["prompts"], matrix["params"])
+    return None
 
 
-def run_grid(app, request, models, prompts, params, name, as_json: bool, out) -> bool:
+def run_grid(app, request, cells: list, name: str, as_json: bool, out) -> bool:
     """Run (or resume, with ``request.resume`` naming an experiment) the grid and print it; True
     when a cell failed a check."""
-    from ..experiments import ExperimentRequest, grid, parse_param
+    from ..experiments import ExperimentRequest
 
     resume, request.resume = request.resume, None
-    cells = [] if resume else grid(models, list(prompts) or [None], dict(parse_param(p) for p in params))
     outcome = app.experiment(ExperimentRequest(run=request, cells=cells, name=name, resume=resume))
     if as_json:
         echo_json(outcome.to_dict(), file=out)

@@ -117,7 +117,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     """
     from ..run_service import RunRequest
     from ..suite_files import parse_field_options, parse_scorer_option
-    from .experiments import is_grid, run_grid
+    from .experiments import grid_cells, run_grid
     from .presentation import print_outcome
 
     app = current_app()
@@ -125,8 +125,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     if verbose:
         _log_model_calls()
     _log_batch_progress()
-    grid = is_grid(gen_models, gen_prompts, params) or _names_experiment(app, resume_id, db_url)
-    generator_name, generator_config = _generator_choice(generator, gen_models, gen_prompts, params, grid)
+    cells = grid_cells(app, suite, gen_models, gen_prompts, params, resume_id, db_url)
+    generator_name, generator_config = _generator_choice(generator, gen_models, gen_prompts, params, cells is not None)
     wanted = [*_parse_outputs(outputs), *([("junit", junit_path)] if junit_path else []),
               *([("otel", None)] if otel else [])]
     progress = _Progress(enabled=sys.stderr.isatty() and not as_json)
@@ -142,8 +142,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     with results_stream() as out:
         restore_sigterm = terminate_as_interrupt()
         try:
-            if grid:
-                sys.exit(1 if run_grid(app, request, gen_models, gen_prompts, params, name, as_json, out) else 0)
+            if cells is not None:
+                sys.exit(1 if run_grid(app, request, cells, name, as_json, out) else 0)
             outcome = app.run(request)
         except KeyboardInterrupt as stop:
             progress.stop()
@@ -172,14 +172,6 @@ def _generator_choice(generator: str | None, models: tuple[str, ...], prompts: t
         name, config = "model", {"model": models[0], **({"prompt": prompts[0]} if prompts else {})}
     return name, config
 
-
-def _names_experiment(app, resume_id: str | None, db_url: str | None) -> bool:
-    """``--resume ID`` names an experiment (rather than a run)."""
-    if not resume_id:
-        return False
-    from ..store.experiments import find_experiment
-
-    return find_experiment(app.open_store(db_url), resume_id) is not None
 
 
 def _parse_outputs(values: tuple[str, ...]) -> list[tuple[str, str | None]]:
