@@ -142,3 +142,17 @@ def test_a_suite_matrix_is_the_grid(app, suite, models, tmp_path):
     refused = invoke(app, "run", bad)
     assert refused.exit_code == 2 and "bad.yaml" in refused.output and "matrix.epoch" in refused.output
     assert len(json.loads(invoke(app, "experiments", "list", "--json").output)) == 1
+
+
+def test_the_experiment_page_shows_the_grid_and_every_cells_output_per_case(app, suite, models, tmp_path):
+    right, half = models
+    data = json.loads(invoke(app, "run", suite, "-s", "contains", "-m", right, "-m", half, "--json").stdout)
+    page = tmp_path / "grid.html"
+    written = invoke(app, "experiments", "report", data["experiment_id"], "-o", page)
+    assert written.exit_code == 0, written.output
+    html = page.read_text()
+    assert html.count('<tr data-cell="') == 2 and 'class="shade down3"' in html  # -0.5 against the baseline
+    assert "difference to the baseline -0.5000, 95% CI [" in html  # the interval on hover
+    assert html.count('<details class="case') == len(QUESTIONS) and html.count("cells disagree</span>") == 3
+    assert "It is unknown." in html and "It is 2." in html  # both cells' outputs, side by side
+    assert "default-src 'none'" in html  # self-contained: the page fetches nothing

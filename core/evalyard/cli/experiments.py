@@ -160,5 +160,26 @@ def show_experiment(ref, as_json, db_url):
         click.echo(f"not started: {', '.join(missing)} (evalyard run --resume {row.id})", err=True)
 
 
+@experiments.command("report")
+@click.argument("ref", metavar="EXPERIMENT")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+              help="Where to write the page (default: evalyard-experiment-ID.html).")
+@db_option
+def report_experiment(ref, output, db_url):
+    """Write an HTML page of EXPERIMENT: the grid (cells x scorers, coloured by the difference to
+    the baseline, intervals on hover) and every cell's output and verdicts side by side for a
+    sample of cases. Self-contained, as `evalyard report` is."""
+    from pathlib import Path
+
+    from ..report.experiment import build_experiment_report
+    from ..store.experiments import get_experiment
+
+    store = current_app().open_store(db_url)
+    row = get_experiment(store, ref)
+    path = Path(output or f"evalyard-experiment-{row.id}.html")
+    path.write_text(build_experiment_report(store, row.id), encoding="utf-8")
+    click.echo(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB) for experiment {row.id}")
+
+
 def register(cli: click.Group) -> None:
     cli.add_command(experiments)

@@ -1,0 +1,94 @@
+"""One self-contained HTML page for an experiment: the grid (cells x scorers, coloured by the
+difference to the baseline cell, the intervals on hover) and the case view (a sample of cases,
+each with every cell's output and each scorer's verdict side by side).
+
+The page stays small at any size: the grid has one row per cell, and the case view holds at
+most ``CASES_SHOWN`` cases (evenly spaced through the suite, the cells' verdicts on them read
+with bounded queries), whatever the number of cases.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: cases in the case view, at most
+CASES_SHOWN = 60
+
+
+def build_experiment_report(store: Any, ref: str, nav: list[tuple[str, str]] | None = None) -> str:
+    from ..experiments import Cell, compare_cells
+    from ..store.experiments import cell_runs, get_experiment
+    from ..store.reading import cases_by_id, results_of_cases, sample_case_ids
+    from .render import render_page
+
+    row = get_experiment(store, ref)
+    runs = cell_runs(store, row.id)
+    cells = [Cell.from_dict(c) for c in row.cells]
+    done = [i for i in range(len(cells)) if i in runs]
+    comparison = compare_cells(store, [cells[i] for i in done], [runs[i] for i in done])
+    rows = comparison["cells"]
+    scorers = list(rows[0]["scorers"]) if rows else []
+    for r in rows:
+        for name in scorers:
+            entry = r["scorers"].get(name) or {}
+            versus = entry.get("versus_baseline") or {}
+            entry["shade"] = shade(versus.get("mean_delta"), r["higher_is_better"].get(name, True))
+            entry["hover"] = hover_text(entry)
+    cases: list[dict[str, Any]] = []
+    if rows:
+        base_run = store.get_run(rows[0]["run_id"])
+        case_ids = sample_case_ids(store, base_run, store.suite_of(base_run).case_count, CASES_SHOWN)
+        content = cases_by_id(store, base_run, case_ids)
+        per_cell = []
+        for r in rows:
+            run = store.get_run(r["run_id"])
+            outputs = {case_id: c["candidate"] for case_id, c in cases_by_id(store, run, case_ids).items()}
+            verdicts: dict[str, dict[str, Any]] = {}
+            for result in results_of_cases(store, run.id, case_ids):
+                verdicts.setdefault(result.case_id, {})[result.scorer] = {
+                    "value": result.value, "label": result.label, "passed": result.passed, "error": result.error}
+            per_cell.append((outputs, verdicts))
+        for case_id in case_ids:
+            if case_id not in content:
+                continue
+            cells_view = [{"label": r["label"], "output": outputs.get(case_id),
+                           "verdicts": verdicts.get(case_id, {})} for r, (outputs, verdicts) in zip(rows, per_cell)]
+            cases.append({"id": case_id, **content[case_id], "cells": cells_view,
+                          "disagree": disagreement(cells_view, scorers)})
+    missing = [cells[i].label for i in range(len(cells)) if i not in runs]
+    return render_page("experiment.html.j2", nav=nav, experiment=row, rows=rows, scorers=scorers, cases=cases,
+                       tests=comparison["tests"], missing=missing, shown=CASES_SHOWN)
+
+
+def shade(delta: float | None, higher_is_better: bool) -> str:
+    """A CSS class for the size and direction of a difference to the baseline."""
+    if delta is None or abs(delta) < 1e-12:
+        return ""
+    better = (delta > 0) == bool(higher_is_better)
+    size = abs(delta)
+    step = 3 if size >= 0.2 else 2 if size >= 0.05 else 1
+    return f"{'up' if better else 'down'}{step}"
+
+
+def hover_text(entry: dict[str, Any]) -> str:
+    parts = []
+    if entry.get("ci95"):
+        parts.append(f"mean {entry['mean']:.4f}, 95% CI [{entry['ci95'][0]:.4f}, {entry['ci95'][1]:.4f}]")
+    versus = entry.get("versus_baseline") or {}
+    if versus.get("mean_delta") is not None:
+        ci = versus.get("ci95")
+        parts.append(f"difference to the baseline {versus['mean_delta']:+.4f}"
+                     + (f", 95% CI [{ci[0]:+.4f}, {ci[1]:+.4f}]" if ci else "")
+                     + f" over {versus['paired_cases']} paired cases (wins {versus['wins']}, losses {versus['losses']})"
+                     + (f", p (Holm) {versus['p_holm']:.3g}" if versus.get("p_holm") is not None else ""))
+    return "; ".join(parts)
+
+
+def disagreement(cells_view: list[dict[str, Any]], scorers: list[str]) -> bool:
+    """Whether the cells' verdicts on a case differ for some scorer (a case worth reading)."""
+    for name in scorers:
+        seen = {(c["verdicts"].get(name) or {}).get("passed") for c in cells_view}
+        values = {(c["verdicts"].get(name) or {}).get("value") for c in cells_view}
+        if len(seen) > 1 or len(values) > 1:
+            return True
+    return False
