@@ -11,11 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sqlalchemy import and_, case, func, select
-from sqlalchemy.orm import Session, aliased
-
 from .errors import InputError
-from .store.models import CaseRow, ResultRow, RunRow
 
 PREFIX = "metadata."
 
@@ -28,45 +24,18 @@ def parse_cluster(text: str, option: str = "--cluster") -> tuple[str, ...]:
     return parts
 
 
-def _cluster_of(path: tuple[str, ...]):
-    column = CaseRow.case_metadata[path[0] if len(path) == 1 else path]
-    return column.as_string()
-
-
-def _grouped(query, path: tuple[str, ...], case_id, suite_id: int):
-    """``query`` joined to the suite's cases and grouped by cluster: a case without the field
-    groups on its own id (the second key is NULL for every case that has one)."""
-    cluster = _cluster_of(path)
-    alone = case((cluster.is_(None), case_id), else_=None)
-    return (query.outerjoin(CaseRow, and_(CaseRow.suite_id == suite_id, CaseRow.case_id == case_id))
-            .group_by(cluster, alone).add_columns(func.count(cluster)))
-
-
-def _totals(store, query) -> tuple[list[tuple[int, float]], int]:
-    """Each cluster's (count, sum), and how many of the cases had the field."""
-    with store.engine.connect() as connection:
-        rows = connection.execute(query).all()
-    return [(n, s) for n, s, _ in rows], sum(with_field for _, _, with_field in rows)
-
-
 def run_cluster_totals(store, run, scorer: str, path: tuple[str, ...]):
-    """(count, sum) of one scorer's values per cluster of ``run``'s cases, and how many cases had
-    the field: errors and missing values are left out, as the mean leaves them out."""
-    query = (select(func.count(), func.sum(ResultRow.value)).select_from(ResultRow)
-             .where(ResultRow.run_id == run.id, ResultRow.scorer == scorer, ResultRow.error.is_(None),
-                    ResultRow.value.is_not(None)))
-    return _totals(store, _grouped(query, path, ResultRow.case_id, run.suite_id))
+    """(count, sum) of one scorer's values per cluster of ``run``'s cases (``store.queries``)."""
+    from .store.queries import cluster_totals
+
+    return cluster_totals(store, run, scorer, path)
 
 
 def paired_cluster_totals(store, base_id: str, new_run, scorer: str, path: tuple[str, ...]):
-    """(count, sum of NEW - BASE) per cluster over the cases both runs scored; the clusters are the
-    NEW run's case metadata."""
-    base, new = aliased(ResultRow), aliased(ResultRow)
-    query = (select(func.count(), func.sum(new.value - base.value)).select_from(new)
-             .join(base, and_(base.run_id == base_id, base.scorer == scorer, base.case_id == new.case_id))
-             .where(new.run_id == new_run.id, new.scorer == scorer, new.error.is_(None), new.value.is_not(None),
-                    base.error.is_(None), base.value.is_not(None)))
-    return _totals(store, _grouped(query, path, new.case_id, new_run.suite_id))
+    """(count, sum of NEW - BASE) per cluster over the cases both runs scored (``store.queries``)."""
+    from .store import queries
+
+    return queries.paired_cluster_totals(store, base_id, new_run, scorer, path)
 
 
 def describe(field: str, totals: list[tuple[int, float]], with_field: int, naive_se: float | None,
@@ -105,14 +74,9 @@ def cluster_run(store, run_id: str, field: str) -> dict[str, Any]:
                         summary.get("ci95"))
         if view is not None:
             out[name] = view
-    with Session(store.engine) as session:
-        row = session.get(RunRow, run.id)
-        stored = dict(row.totals or {})
-        stored["scorers"] = {name: {**summary, **({"clustered": out[name]} if name in out else {})}
-                             for name, summary in (stored.get("scorers") or {}).items()}
-        row.totals = stored
-        session.add(row)
-        session.commit()
+    from .store.queries import add_to_scorer_totals
+
+    add_to_scorer_totals(store, run.id, "clustered", out)
     return out
 
 

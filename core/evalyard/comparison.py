@@ -25,11 +25,7 @@ import heapq
 import math
 from typing import Any
 
-from sqlalchemy import and_, select
-from sqlalchemy.orm import aliased
-
 from .stats import BOOTSTRAP_LIMIT, bootstrap_ci, detectable_difference, holm, normal_ci, paired_test
-from .store.models import ResultRow
 
 TIE_TOLERANCE = 1e-9
 
@@ -75,14 +71,9 @@ def compare_runs(store, base_ref: str, new_ref: str, top: int = 5, cluster: str 
 
 def _pairs(store, base_id: str, new_id: str, scorer: str):
     """(case id, base value, new value) of the cases both runs scored, in the NEW run's order."""
-    b, n = aliased(ResultRow), aliased(ResultRow)
-    query = (select(n.case_id, b.value, n.value).select_from(n)
-             .join(b, and_(b.run_id == base_id, b.scorer == scorer, b.case_id == n.case_id))
-             .where(n.run_id == new_id, n.scorer == scorer, n.error.is_(None), n.value.is_not(None),
-                    b.error.is_(None), b.value.is_not(None))
-             .order_by(n.id))
-    with store.engine.connect() as connection:
-        yield from connection.execution_options(yield_per=10_000).execute(query)
+    from .store.queries import paired_values
+
+    return paired_values(store, base_id, new_id, scorer)
 
 
 def _paired(store, base_id: str, new_id: str, scorer: str, higher: bool, top: int) -> dict[str, Any]:

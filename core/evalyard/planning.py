@@ -284,37 +284,18 @@ class Planner:
         """Cached answers by key (read only; a plan with --no-cache still reads none)."""
         if not self.use_cache or not keys:
             return {}
-        from sqlalchemy import select
+        from .store.queries import cached_calls
 
-        from .store.models import ModelCallRow
-
-        t = ModelCallRow.__table__
-        out: dict[str, dict[str, Any]] = {}
-        unique = list(dict.fromkeys(keys))
-        with self.store.engine.connect() as connection:
-            for start in range(0, len(unique), LOOKUP_CHUNK):
-                rows = connection.execute(select(t.c.key, t.c.usage, t.c.response, t.c.latency_ms)
-                                          .where(t.c.key.in_(unique[start:start + LOOKUP_CHUNK]))).all()
-                out.update({row.key: {"usage": row.usage, "response": row.response, "latency_ms": row.latency_ms}
-                            for row in rows})
-        return out
+        return cached_calls(self.store, keys)
 
     def history(self, model: str) -> list[dict[str, Any]]:
         """The newest recorded calls of ``model`` (request, usage, latency)."""
         if model not in self._history:
             rows: list[dict[str, Any]] = []
             if self.store is not None:
-                from sqlalchemy import select
+                from .store.queries import recent_calls
 
-                from .store.models import ModelCallRow
-
-                t = ModelCallRow.__table__
-                with self.store.engine.connect() as connection:
-                    found = connection.execute(
-                        select(t.c.request, t.c.usage, t.c.latency_ms).where(t.c.model == model)
-                        .order_by(t.c.created_at.desc()).limit(HISTORY_CALLS)).all()
-                rows = [{"request": r.request or {}, "usage": r.usage or {}, "latency_ms": r.latency_ms}
-                        for r in found]
+                rows = recent_calls(self.store, model, HISTORY_CALLS)
             self._history[model] = rows
         return self._history[model]
 
@@ -544,15 +525,9 @@ class Planner:
     def _result_history(self, name: str, p: Any) -> dict[str, Any] | None:
         if self.store is None:
             return None
-        from sqlalchemy import select
+        from .store.queries import scorer_usages
 
-        from .store.models import ResultRow
-
-        with self.store.engine.connect() as connection:
-            rows = connection.execute(select(ResultRow.usage).where(ResultRow.scorer == name,
-                                                                     ResultRow.usage.is_not(None))
-                                      .limit(1000)).all()
-        usages = [r[0] for r in rows if r[0]]
+        usages = scorer_usages(self.store, name, 1000)
         if not usages:
             return None
         n = len(usages)

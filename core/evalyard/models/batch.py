@@ -18,6 +18,10 @@ that expired with it) are sent again in a later job, up to the retry policy's at
 Cost is the provider's batch price from litellm's price map (``input_cost_per_token_batches``,
 ``output_cost_per_token_batches``); where the map has no batch price the cost is unknown,
 never a guess. ``--max-cost`` is checked before a call joins a job; a job in flight can pass it.
+
+The job ledger (``batch_jobs``, ``batch_requests``) is written here, not through ``store/``, for
+the reason ``cache.py`` gives for its table: it belongs to the model layer, which runs with a bare
+engine or none (then the ledger is in memory), and no other module reads it.
 """
 
 from __future__ import annotations

@@ -144,23 +144,6 @@ def _summarize_missing(rows: list[Any]) -> dict[str, Any]:
     return summarize(rows)
 
 
-def _result_rows(store, run_id: str):
-    """A run's results as plain rows of the columns a report shows.
-
-    A column select, as ``Store.outcomes`` does for summaries: building an ORM object per
-    result is most of the cost of a large report (10,000 cases x 5 scorers).
-    """
-    from sqlalchemy import select
-
-    from ..store.models import ResultRow
-
-    query = (select(ResultRow.case_id, ResultRow.scorer, ResultRow.value, ResultRow.label, ResultRow.passed,
-                    ResultRow.details, ResultRow.error, ResultRow.usage)
-             .where(ResultRow.run_id == run_id).order_by(ResultRow.id))
-    with store.engine.connect() as connection:
-        yield from connection.execute(query.execution_options(yield_per=2000))
-
-
 def _columns(case_ids: list[str], names: list[str], rows) -> tuple[dict[str, dict[str, Any]], dict[str, list[Any]], list[dict[str, Any]]]:
     """Results laid out column-wise along ``case_ids`` (see the module docstring), the raw rows
     per scorer, and the results' usage records."""
@@ -219,7 +202,9 @@ def gather_run(store, run) -> dict[str, Any]:
     cases = store.run_cases(run)
     specs = list(run.scorers or [])
     names = [s["name"] for s in specs]
-    columns, raw_rows, usages = _columns([c.id for c in cases], names, _result_rows(store, run.id))
+    from ..store.queries import report_rows
+
+    columns, raw_rows, usages = _columns([c.id for c in cases], names, report_rows(store, run.id))
 
     from ..calibration import agreements
 

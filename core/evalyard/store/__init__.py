@@ -54,6 +54,14 @@ def _json_dict(text: Any) -> dict:
     return {} if text in ("{}", "null") else dict(json.loads(text) or {})
 
 
+def database_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the database's failure (a file locked past the busy timeout, a server
+    gone): the CLI turns it into one line. Known here, so no module above names the driver."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    return isinstance(exc, SQLAlchemyError) or type(exc).__module__.startswith("sqlalchemy")
+
+
 def _normalise_url(url: str) -> str:
     """Accept a bare file path as a SQLite database."""
     if "://" not in url:
