@@ -30,7 +30,11 @@ import json
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    from .models.layer import ModelLayer
+    from .store import Store
 
 #: Requests per model counted token by token; past it, tokens are estimated from the characters
 #: of the rest at the counted requests' tokens per character (a plan of millions stays quick).
@@ -104,20 +108,8 @@ class Line:
         return self.models.setdefault(model, ModelTally())
 
 
-def open_existing_store(app: Any, db: str | None):
-    """The run's database when it exists (read for the cache and the history); None for a
-    SQLite file not made yet: a plan creates nothing."""
-    from pathlib import Path
-
-    url = app.settings.database_url(db)
-    if url.startswith("sqlite:///") and not url.startswith("sqlite:///:memory:") \
-            and not Path(url[len("sqlite:///"):]).exists():
-        return None
-    return app.open_store(db)
-
-
 class Planner:
-    def __init__(self, plan: Any, store: Any, *, concurrency: int = 4, use_cache: bool = True,
+    def __init__(self, plan: Any, store: Store, *, concurrency: int = 4, use_cache: bool = True,
                  batch: bool = False, resume_run: Any = None, executors: Any = None) -> None:
         self.plan = plan
         self.store = store
@@ -640,7 +632,7 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def estimate(plan: Any, store: Any, *, concurrency: int = 4, use_cache: bool = True, batch: bool = False,
+def estimate(plan: Any, store: Store, *, concurrency: int = 4, use_cache: bool = True, batch: bool = False,
              resume_run: Any = None, executors: Any = None) -> dict[str, Any]:
     """The plan's figures (see the module's doc): per scorer and generator, per model."""
     started = time.perf_counter()
@@ -653,7 +645,7 @@ def estimate(plan: Any, store: Any, *, concurrency: int = 4, use_cache: bool = T
     return report
 
 
-def _import_litellm(layer: Any) -> None:
+def _import_litellm(layer: ModelLayer) -> None:
     """Import litellm (the tokenizer and the price map), timing it when this process had not yet:
     a run started afresh pays that too."""
     import sys

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    from .store import Store
 
 
 
@@ -11,7 +14,7 @@ class Results(Sequence):
     """One dict per (case, scorer), in the order they were stored. Iterating streams rows in
     chunks, ``len`` is one COUNT, an index or a slice reads only those rows, ``page`` one page."""
 
-    def __init__(self, store: Any, run_id: str) -> None:
+    def __init__(self, store: Store, run_id: str) -> None:
         self._store = store
         self._run_id = run_id
 

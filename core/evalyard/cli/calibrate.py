@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from ..calibration import DEFAULT_LABEL, SHOWN_DISAGREEMENTS, calibration, card_line, save_calibration
+from ..analysis.calibration import DEFAULT_LABEL, SHOWN_DISAGREEMENTS, card_line
+from ..services import calibration, save_calibration
 from .options import current_app, echo_json, table
 
 

@@ -110,7 +110,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     _log_batch_progress()
     checks = _parse_fail_under(fail_under)
     if cluster:
-        from ..clustering import parse_cluster
+        from ..analysis.clustering import parse_cluster
 
         parse_cluster(cluster)  # a malformed option fails before the run, not after it
     generator_name, generator_config = _parse_generator(generator)
@@ -198,7 +198,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     clustered = None
     cluster = cluster or (plan.suite.cluster if plan is not None else None)  # a suite's `cluster:`
     if cluster:
-        from ..clustering import cluster_run
+        from ..services import cluster_run
 
         clustered = cluster_run(app.open_store(db_url), result.run_id, cluster)
     if as_json:
@@ -338,7 +338,7 @@ def usage_line(usage: dict) -> str:
 
 def judge_agreements(store, run_id: str) -> dict:
     """Each judge's agreement with people (its saved calibration) or "uncalibrated", by scorer name."""
-    from ..calibration import agreements
+    from ..services import agreements
 
     return agreements(store, store.get_run(run_id).scorers)
 

@@ -33,10 +33,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ModelCallError
 from .records import CallRecord, CallUsage, Completion
+
+if TYPE_CHECKING:
+    from .layer import ModelLayer
 
 log = logging.getLogger("evalyard.batch")
 
@@ -72,7 +75,7 @@ class BatchQueue:
     ``layer`` is the run's ModelLayer (its cache, usage and litellm), ``engine`` the run's database
     (None: jobs are kept in memory)."""
 
-    def __init__(self, layer: Any, engine: Any, run_id: str | None = None, *,
+    def __init__(self, layer: ModelLayer, engine: Any, run_id: str | None = None, *,
                  idle_s: float = 0.25, poll_s: float = 30.0) -> None:
         self.layer = layer
         self.engine = engine

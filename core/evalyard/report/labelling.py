@@ -71,7 +71,8 @@ def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller
     from .serve import _flask
 
     flask = _flask()
-    from ..labels import LABELS, save_label
+    from ..analysis.labels import LABELS
+    from ..services import save_label
 
     app = flask.Flask("evalyard.label")
     app.config["ALLOWED_HOSTS"] = set()  # nothing is answered until the server says its names

@@ -66,7 +66,7 @@ def _score(rng: random.Random, name: str, case_index: int) -> dict[str, Any]:
 def write_synthetic_run(store, cases: int, *, seed: int = 7, name: str = "synthetic") -> str:
     """Write a completed run of ``cases`` cases x five scorers; returns its id."""
     from ..scoring import Case
-    from ..stats import summarize
+    from ..analysis.stats import summarize
     from ..suite import Suite
 
     rng = random.Random(seed)

@@ -593,13 +593,13 @@ class Store:
             yield from connection.execution_options(yield_per=10_000).execute(query)
 
     def summary(self, run_id: str, scorer: str) -> dict[str, Any]:
-        """``evalyard.stats.summarize`` of one scorer's stored results. Up to the bootstrap limit
+        """``evalyard.analysis.stats.summarize`` of one scorer's stored results. Up to the bootstrap limit
         it reads them (the same figures as ever); past it the database computes the counts,
         moments and labels, so a million results cost a few aggregate queries, not a million
         Python rows."""
         from sqlalchemy import and_
 
-        from ..stats import BOOTSTRAP_LIMIT, from_moments, summarize
+        from ..analysis.stats import BOOTSTRAP_LIMIT, from_moments, summarize
 
         mine = and_(ResultRow.run_id == run_id, ResultRow.scorer == scorer)
         ok = and_(mine, ResultRow.error.is_(None))

@@ -18,9 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from evalyard import ConfigError
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 STOPWORDS = frozenset("""
 a about above after again against all also am an and any are as at be because been before being below between both
@@ -82,7 +85,7 @@ class JudgeEntailment:
     top_logprobs = 10
     raw_limit = 2000
 
-    def __init__(self, config: Any, runtime: Any) -> None:
+    def __init__(self, config: Any, runtime: Runtime) -> None:
         self.config = config
         try:
             self.judge = runtime.judge(self.template_name, config.model, scorer="trust", default=self.template_file,
@@ -125,7 +128,7 @@ def register_entailment_backend(name: str, factory: Callable[[Any, Any], Any]) -
     add_from_python("entailment backend", name, factory)
 
 
-def make_backend(name: str, config: Any, runtime: Any) -> Any:
+def make_backend(name: str, config: Any, runtime: Runtime) -> Any:
     from .extensions import make
 
     return make("entailment backend", name, runtime, config, runtime)

@@ -11,9 +11,12 @@ no allow/block list applies to them). A name given that way wins over a hook's, 
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from evalyard import ConfigError
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 #: kind -> (the trust plugin's hook, the deprecated entry-point group)
 KINDS = {
@@ -31,7 +34,7 @@ def add_from_python(kind: str, name: str, factory: Callable[..., Any]) -> None:
     _ADDED_FROM_PYTHON[kind][name] = factory
 
 
-def factories(kind: str, runtime: Any) -> dict[str, Callable[..., Any]]:
+def factories(kind: str, runtime: Runtime) -> dict[str, Callable[..., Any]]:
     """Every factory of this kind the run's plugins register, then the deprecated ways."""
     from importlib.metadata import entry_points
 
@@ -46,7 +49,7 @@ def factories(kind: str, runtime: Any) -> dict[str, Callable[..., Any]]:
     return found
 
 
-def make(kind: str, name: str, runtime: Any, *args: Any) -> Any:
+def make(kind: str, name: str, runtime: Runtime, *args: Any) -> Any:
     """The named backend or detector, built by its factory with ``args``."""
     found = factories(kind, runtime)
     if name not in found:

@@ -230,7 +230,7 @@ def test_calibrate_on_a_checklists_normalized_score(rules, tmp_path, monkeypatch
 
 
 def test_the_labelled_example_sets_are_balanced_binary_and_calibrate(app):
-    from evalyard.agreement import polar
+    from evalyard.analysis.agreement import polar
 
     from testutil import ROOT
 

@@ -4,7 +4,7 @@ The cases both runs answered become a run of their own: each case's candidate is
 response and its reference BASE's, scored by a pairwise judge that sees both orders (value 1:
 NEW won both, 0.5: a tie or a split, 0: BASE won both; ``details.verdicts`` hold each order's
 winner). Being a run, it is stored, cached and resumable like any judged run, and found again
-by the same (BASE, NEW, judge fingerprint) instead of judged twice.
+by the same (BASE, NEW, judge fingerprint) instead of judged twice (``services.pairwise_run``).
 
 From its results:
 
@@ -23,25 +23,25 @@ From its results:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterable
 
+from ..errors import InputError
+from ..scoring import Case
+from ..suite import Suite
 from .agreement import orders_disagree
-from .errors import InputError
-from .scoring import Case
-from .stats import SEED, bootstrap_ci
-from .suite import Suite
+from .stats import bootstrap, bootstrap_ci
 
 #: Prior precisions (1 / variance) of the intercept, the length slope and the position slope.
 PRIOR_PRECISION = (1.0, 0.01, 1.0)
 LC_BOOTSTRAP_SAMPLES = 500
 
 
-def pairwise_suite(store: Any, base: Any, new: Any) -> Suite:
+def pairwise_suite(base: Any, new: Any, base_cases: Iterable[Case], new_cases: Iterable[Case]) -> Suite:
     """The cases both runs have a response for: NEW's response as candidate, BASE's as reference."""
-    base_cases = {c.id: c for c in store.run_cases(base)}
+    by_id = {c.id: c for c in base_cases}
     cases = []
-    for case in store.run_cases(new):
-        other = base_cases.get(case.id)
+    for case in new_cases:
+        other = by_id.get(case.id)
         if other is None or other.candidate is None or case.candidate is None:
             continue
         metadata = {"reference": case.reference} if case.reference is not None else {}
@@ -51,26 +51,6 @@ def pairwise_suite(store: Any, base: Any, new: Any) -> Suite:
         raise InputError(f"runs {base.id} and {new.id} share no case with a response in both")
     return Suite(name=f"pairwise {base.id} vs {new.id}", cases=cases,
                  source=f"evalyard compare {base.id} {new.id} --judge")
-
-
-def pairwise_run(app: Any, base_ref: str, new_ref: str, *, judge: str = "pairwise", judge_model: str | None = None,
-                 db: str | None = None, concurrency: int = 4) -> str:
-    """The id of the pairwise judge's run over BASE and NEW: an earlier one with the same judge
-    (resumed when it was interrupted), else a new one."""
-    store = app.open_store(db)
-    base, new = store.get_run(base_ref), store.get_run(new_ref)
-    suite = pairwise_suite(store, base, new)
-    plan = app.plan(suite, [judge], name=suite.name, judge_model=judge_model, concurrency=concurrency)
-    if not {"candidate", "reference"} <= set(type(plan.scorers[0].scorer).labels):
-        raise InputError(f"--judge {judge}: not a pairwise judge (one that names the better of candidate and "
-                         f"reference in both orders, such as pairwise or summary_quality)")
-    fingerprint = plan.scorers[0].describe()["fingerprint"]
-    for row, stored_suite in store.list_runs(limit=None, suite=suite.name):
-        if stored_suite.version == suite.version and [s.get("fingerprint") for s in row.scorers] == [fingerprint]:
-            if row.status != "completed":
-                app.resume(row.id, db=db, concurrency=concurrency)
-            return row.id
-    return app.execute(plan, db=db, concurrency=concurrency).run_id
 
 
 def _sigmoid(x: Any) -> Any:
@@ -98,11 +78,11 @@ def fit_preference(length_feature: Any, position: Any, outcome: Any) -> Any:
     return beta
 
 
-def _judgements(store: Any, run: Any, scorer: str) -> tuple[list[dict[str, Any]], int]:
-    """One record per case (its value, each order's winner, both lengths) and the number of errors."""
-    cases = {c.id: c for c in store.run_cases(run)}
+def judgements(cases: dict[str, Case], results: Iterable[Any]) -> tuple[list[dict[str, Any]], int]:
+    """One record per case (its value, each order's winner, both lengths) from a pairwise run's
+    cases (by id) and result rows, and the number of errors."""
     records, errors = [], 0
-    for row in store.results(run.id, scorer):
+    for row in results:
         if row.error is not None or row.value is None:
             errors += 1
             continue
@@ -113,15 +93,12 @@ def _judgements(store: Any, run: Any, scorer: str) -> tuple[list[dict[str, Any]]
     return records, errors
 
 
-def pairwise_stats(store: Any, run_id: str) -> dict[str, Any]:
+def pairwise_stats(run_id: str, scorer: str, records: list[dict[str, Any]], errors: int) -> dict[str, Any]:
     """Win rate, its bootstrap interval, position inconsistency, the length-controlled win rate and
-    the share of wins that went to the longer response, from a pairwise run's results."""
+    the share of wins that went to the longer response, from a pairwise run's ``judgements``."""
     import numpy as np
 
-    run = store.get_run(run_id)
-    scorer = run.scorers[0]["name"]
-    records, errors = _judgements(store, run, scorer)
-    out: dict[str, Any] = {"run_id": run.id, "judge": scorer, "cases": len(records), "errors": errors,
+    out: dict[str, Any] = {"run_id": run_id, "judge": scorer, "cases": len(records), "errors": errors,
                            "win_rate": None, "ci95": None, "wins": 0, "losses": 0, "ties": 0,
                            "position_inconsistent": None, "length_controlled_win_rate": None,
                            "length_controlled_ci95": None, "longer_won": None, "length_explains_all": None}
@@ -172,14 +149,9 @@ def pairwise_stats(store: Any, run_id: str) -> dict[str, Any]:
     # Resample cases (both orders of a case together) and refit. Not when length explains every
     # verdict: each resample is separated too, and its interval would only echo the prior.
     if len(records) >= 2 and not out["length_explains_all"]:
-        rng = np.random.default_rng(SEED)
         by_case = [everything[index_arr == i] for i in range(len(records))]
-        rates = []
-        for _ in range(LC_BOOTSTRAP_SAMPLES):
-            chosen = rng.integers(0, len(records), len(records))
-            rates.append(lc_rate(np.concatenate([by_case[i] for i in chosen])))
-        low, high = np.quantile(rates, [0.025, 0.975])
-        out["length_controlled_ci95"] = [float(low), float(high)]
+        out["length_controlled_ci95"] = bootstrap(lambda chosen: lc_rate(np.concatenate([by_case[i] for i in chosen])),
+                                                  len(records), samples=LC_BOOTSTRAP_SAMPLES)
     return out
 
 
