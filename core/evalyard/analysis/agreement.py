@@ -546,8 +546,8 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
             if with_baselines and len(set(sides)) == 2:
                 report["baselines"] = baselines(valued, sides, data_format)
                 report["best_baseline"] = best_baseline(report["baselines"])
-    judge_accuracy = _judge_accuracy(report)
-    report["judge_accuracy"] = judge_accuracy
+    report["judge_figure"] = _judge_figure(report)
+    judge_accuracy = report["judge_accuracy"] = (report["judge_figure"] or {}).get("accuracy")
     if report["baselines"]:
         report["baseline_verdicts"] = baseline_verdicts(judge_accuracy, report["baselines"])
     if predicted is not None and truth is not None:
@@ -558,9 +558,15 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
     return report
 
 
-def _judge_accuracy(report: dict[str, Any]) -> float | None:
-    """The judge's best honest figure: at the threshold a run uses, or its fitted threshold held out."""
-    found = [(report["at_threshold"] or {}).get("accuracy"),
-             ((report["threshold"] or {}).get("held_out") or {}).get("accuracy")]
-    found = [f for f in found if f is not None]
-    return max(found) if found else None
+def _judge_figure(report: dict[str, Any]) -> dict[str, Any] | None:
+    """The judge's figure in the baseline table, measured as the baselines are: held out. With a
+    fitted threshold, that threshold on the folds it was not fitted on; without one (a judge
+    compared by its labels, nothing fitted), its figure as it stands, which nothing was fitted to.
+    Never the higher of two kinds of figure: the warnings compare it with held-out baselines."""
+    held = (report["threshold"] or {}).get("held_out")
+    if held and held.get("accuracy") is not None:
+        return {"basis": f"fitted threshold, {held['method']}", **held}
+    at = report["at_threshold"]
+    if at and at.get("accuracy") is not None:
+        return {"basis": f"{at['rule']} (nothing fitted)", **at}
+    return None

@@ -162,7 +162,9 @@ def agreement(spec: dict[str, Any], row: Any, newest: bool = False) -> dict[str,
                           f"{held.get('method')}", **held}
     else:
         figure = _uncalibrated_figure(summary, spec)
-    out = {"status": "calibrated", "calibration_id": row.id, "n": figure.get("n") or summary.get("n"),
+    no_cut = figure is None
+    figure = figure or {"rule": "no threshold: this run cuts nowhere"}
+    out = {"status": "calibrated", "calibration_id": row.id, "no_cut": no_cut, "n": figure.get("n") or summary.get("n"),
            "accuracy": figure.get("accuracy"), "accuracy_ci": figure.get("accuracy_ci"), "kappa": figure.get("kappa"),
            "kappa_ci": figure.get("kappa_ci"), "basis": figure.get("rule"), "threshold_applied": bool(applied),
            "fitted_threshold": summary.get("threshold"), "direction": summary.get("direction"),
@@ -186,17 +188,22 @@ def _rule_text(summary: dict[str, Any]) -> str:
     return f"value {'>=' if summary.get('direction') == '>=' else '<'} {summary['threshold']:.4g}"
 
 
-def _uncalibrated_figure(summary: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
-    """The agreement at the threshold a run used without the calibrated one."""
-    found = summary.get("at_threshold")
-    if found is None:  # saved before figures were kept per threshold
-        return {"rule": summary.get("basis"), "n": summary.get("n"), "accuracy": summary.get("accuracy"),
-                "kappa": summary.get("kappa")}
-    own = summary.get("scorer_threshold")
+def _uncalibrated_figure(summary: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The agreement at the threshold a run used without the calibrated one; None when the run cut
+    nowhere (a scorer with no threshold of its own, none given, and no labels to compare): it gave
+    no verdict to agree or disagree, and a figure at a fitted cut would be one it did not apply."""
     threshold = spec.get("threshold")
-    if isinstance(threshold, (int, float)) and own is not None and threshold != own and summary.get("points"):
+    numeric = isinstance(threshold, (int, float)) and not isinstance(threshold, bool)
+    found = summary.get("at_threshold")
+    if numeric and threshold != summary.get("scorer_threshold") and summary.get("points"):
         return _figure_at(summary["points"], threshold, spec.get("higher_is_better", True))
-    return found
+    if found is not None:
+        return found
+    if not numeric:
+        return None
+    # saved before figures were kept per threshold
+    return {"rule": summary.get("basis"), "n": summary.get("n"), "accuracy": summary.get("accuracy"),
+            "kappa": summary.get("kappa")}
 
 
 def _num(value: Any) -> str:
@@ -206,18 +213,23 @@ def _num(value: Any) -> str:
 def agreement_line(view: dict[str, Any]) -> str:
     """The line a run shows beside a judge's scores: its agreement at the threshold the run used,
     with intervals, n, and which calibration it comes from."""
-    text = (f"agrees with people: {figure_text(view)} on {view.get('n')} labelled cases at {view.get('basis')} "
-            f"(calibration {view['calibration_id']}, {(view.get('created_at') or '?')[:10]}, "
-            f"{os.path.basename(view.get('data') or '?')}"
-            + (", the newest: this run recorded none" if view.get("newest_not_recorded") else "") + ")")
+    source = (f"(calibration {view['calibration_id']}, {(view.get('created_at') or '?')[:10]}, "
+              f"{os.path.basename(view.get('data') or '?')}"
+              + (", the newest: this run recorded none" if view.get("newest_not_recorded") else "") + ")")
+    if view.get("no_cut"):
+        text = (f"agrees with people: no figure for this run: the scorer has no threshold of its own and the run "
+                f"gives none, so it passes or fails nothing {source}")
+    else:
+        text = f"agrees with people: {figure_text(view)} on {view.get('n')} labelled cases at {view.get('basis')} {source}"
     held = view.get("held_out") or {}
     if view.get("threshold_applied") and view.get("value", "value") != "value":
         text += (f"; pass/fail uses the calibrated threshold on {view['value']}, while the mean and corpus figures "
                  f"are of the value")
     elif not view.get("threshold_applied") and view.get("fitted_threshold") is not None and held:
         if view.get("direction") == ">=":
-            text += (f"; its calibrated threshold {view['fitted_threshold']:.4g} gets {figure_text(held)} held out "
-                     f"(threshold: calibrated, or run --calibrated)")
+            text += (f"; its calibrated threshold {view['fitted_threshold']:.4g} on {view.get('value', 'value')} "
+                     f"gets {figure_text(held)} on {held.get('n')} cases held out ({held.get('method')}; threshold: "
+                     f"calibrated, or run --calibrated)")
         else:
             text += (f"; its fitted threshold runs against the labels (positive when value < "
                      f"{view['fitted_threshold']:.4g}): --calibrated does not apply it")
