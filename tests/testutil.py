@@ -45,7 +45,15 @@ def import_graph(package_dir: Path, skip: tuple[str, ...] = ()) -> dict[str, set
     def imports_of(name, path, is_package):
         package = name if is_package else name.rpartition(".")[0]
         found = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        # Imports under ``if TYPE_CHECKING:`` are read by type checkers only, never run: a parameter
+        # typed with a class of a higher layer (``runtime: Runtime``) is no import of that layer.
+        typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                       and ast.unparse(block.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+                       for statement in block.body for n in ast.walk(statement)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.Import):
                 found |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom):

@@ -20,9 +20,10 @@ from .settings import Settings
 from .suite import ScorerSpec, Suite
 
 if TYPE_CHECKING:
-    from .results import Results
     from .experiments import ExperimentOutcome, ExperimentRequest
+    from .results import Results
     from .run_service import RunOutcome, RunRequest
+    from .runtime import Runtime
 
 
 @dataclass
@@ -85,7 +86,7 @@ class RunPlan:
     scorers: list
     generator: Any = None
     name: str = ""
-    runtime: Any = None
+    runtime: Runtime | None = None
     settings: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -550,7 +551,7 @@ class Application:
         """Create the planned run in the database and run its stages."""
         import logging
 
-        from .calibration import apply_calibrations
+        from .services import apply_calibrations
         from .runner import Runner
 
         store = self.open_store(db)
@@ -574,7 +575,7 @@ class Application:
         """``run SUITE --resume RUN_ID``: the command must describe the run it resumes (same suite
         file and cases, same scorers and generator by fingerprint); an InputError names the first
         difference. Where work runs (the executor) is not part of a fingerprint and may change."""
-        from .comparison import _differences
+        from .analysis.comparison import differences
 
         store = self.open_store(db)
         row = store.get_run(run_id)
@@ -593,7 +594,7 @@ class Application:
             raise InputError(f"{where} scores {', '.join(stored)}; this command scores {', '.join(planned)}")
         for name, spec in planned.items():
             if stored[name].get("fingerprint") != spec["fingerprint"]:
-                what = ", ".join(_differences(stored[name].get("fingerprint_data"), spec["fingerprint_data"]))
+                what = ", ".join(differences(stored[name].get("fingerprint_data"), spec["fingerprint_data"]))
                 raise InputError(f"scorer {name}: differs from {where}'s in {what or 'its fingerprint'}")
         planned_generator = plan.generator.describe() if plan.generator is not None else None
         stored_generator = row.generator or None
@@ -697,8 +698,9 @@ class Application:
         same command's plan, checked against the run, or None)."""
         from types import SimpleNamespace
 
-        from .planning import estimate, open_existing_store
+        from .planning import estimate
         from .runner import Runner
+        from .services import open_existing_store
 
         store = open_existing_store(self, db)
         resume_run = None
@@ -737,6 +739,6 @@ class Application:
                 cluster: str | None = None) -> dict[str, Any]:
         """Case-by-case comparison of two runs (see ``evalyard.compare``); ``fingerprint_changes``
         lists scorers whose fingerprints differ."""
-        from .comparison import compare_runs
+        from .services import compare_runs
 
         return compare_runs(self.open_store(db), base, new, top=top, cluster=cluster)

@@ -27,11 +27,14 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import StopRun
 from .scorer_ref import Outcome, ScorerRef, class_reference, close_warm, outcome, warm
 from .scoring import Case, Score, Scorer
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
 
 __all__ = ["ALIASES", "AsyncExecutor", "Budget", "Executor", "ProcessExecutor", "ThreadExecutor", "canonical_name",
            "class_reference"]
@@ -111,7 +114,7 @@ class AsyncExecutor:
     def __init__(self, concurrency: int) -> None:
         self.budget = Budget(concurrency)  # its own, until a run binds it to the run's
 
-    def bind(self, budget: Budget, runtime: Any) -> None:
+    def bind(self, budget: Budget, runtime: Runtime) -> None:
         self.budget = budget
 
     def check(self, scorer: Scorer) -> None:
@@ -171,7 +174,7 @@ class ProcessExecutor:
         self.recipe: Any = None  # the run's ``evalyard.app.RuntimeRecipe``
         self._pool = None
 
-    def bind(self, budget: Budget, runtime: Any) -> None:
+    def bind(self, budget: Budget, runtime: Runtime) -> None:
         self.recipe = getattr(runtime, "recipe", None)
 
     def check(self, scorer: Scorer) -> None:

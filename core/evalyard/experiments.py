@@ -19,10 +19,14 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import InputError
 from .run_service import RunOutcome, RunRequest
+
+if TYPE_CHECKING:
+    from .app import Application
+    from .store import Store
 
 
 @dataclass(frozen=True)
@@ -231,10 +235,10 @@ def _forecast(app, base: RunRequest, cells: list[Cell], name: str, existing: dic
     return ExperimentOutcome(None, name, cells, [], forecast={"cells": lines, "totals": totals})
 
 
-def compare_cells(store: Any, cells: list[Cell], run_ids: list[str]) -> dict[str, Any]:
+def compare_cells(store: Store, cells: list[Cell], run_ids: list[str]) -> dict[str, Any]:
     """The grid table: cells x scorers, each beside the baseline (cell 0)."""
-    from .comparison import compare_runs
-    from .stats import holm
+    from .analysis.stats import holm
+    from .services import compare_runs
 
     if not run_ids:
         return {"baseline": None, "cells": [], "tests": 0}

@@ -30,7 +30,11 @@ import json
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    from .models.layer import ModelLayer
+    from .store import Store
 
 #: Requests per model counted token by token; past it, tokens are estimated from the characters
 #: of the rest at the counted requests' tokens per character (a plan of millions stays quick).
@@ -104,20 +108,8 @@ class Line:
         return self.models.setdefault(model, ModelTally())
 
 
-def open_existing_store(app: Any, db: str | None):
-    """The run's database when it exists (read for the cache and the history); None for a
-    SQLite file not made yet: a plan creates nothing."""
-    from pathlib import Path
-
-    url = app.settings.database_url(db)
-    if url.startswith("sqlite:///") and not url.startswith("sqlite:///:memory:") \
-            and not Path(url[len("sqlite:///"):]).exists():
-        return None
-    return app.open_store(db)
-
-
 class Planner:
-    def __init__(self, plan: Any, store: Any, *, concurrency: int = 4, use_cache: bool = True,
+    def __init__(self, plan: Any, store: Store, *, concurrency: int = 4, use_cache: bool = True,
                  batch: bool = False, resume_run: Any = None, executors: Any = None) -> None:
         self.plan = plan
         self.store = store
@@ -284,37 +276,18 @@ class Planner:
         """Cached answers by key (read only; a plan with --no-cache still reads none)."""
         if not self.use_cache or not keys:
             return {}
-        from sqlalchemy import select
+        from .store.queries import cached_calls
 
-        from .store.models import ModelCallRow
-
-        t = ModelCallRow.__table__
-        out: dict[str, dict[str, Any]] = {}
-        unique = list(dict.fromkeys(keys))
-        with self.store.engine.connect() as connection:
-            for start in range(0, len(unique), LOOKUP_CHUNK):
-                rows = connection.execute(select(t.c.key, t.c.usage, t.c.response, t.c.latency_ms)
-                                          .where(t.c.key.in_(unique[start:start + LOOKUP_CHUNK]))).all()
-                out.update({row.key: {"usage": row.usage, "response": row.response, "latency_ms": row.latency_ms}
-                            for row in rows})
-        return out
+        return cached_calls(self.store, keys)
 
     def history(self, model: str) -> list[dict[str, Any]]:
         """The newest recorded calls of ``model`` (request, usage, latency)."""
         if model not in self._history:
             rows: list[dict[str, Any]] = []
             if self.store is not None:
-                from sqlalchemy import select
+                from .store.queries import recent_calls
 
-                from .store.models import ModelCallRow
-
-                t = ModelCallRow.__table__
-                with self.store.engine.connect() as connection:
-                    found = connection.execute(
-                        select(t.c.request, t.c.usage, t.c.latency_ms).where(t.c.model == model)
-                        .order_by(t.c.created_at.desc()).limit(HISTORY_CALLS)).all()
-                rows = [{"request": r.request or {}, "usage": r.usage or {}, "latency_ms": r.latency_ms}
-                        for r in found]
+                rows = recent_calls(self.store, model, HISTORY_CALLS)
             self._history[model] = rows
         return self._history[model]
 
@@ -544,15 +517,9 @@ class Planner:
     def _result_history(self, name: str, p: Any) -> dict[str, Any] | None:
         if self.store is None:
             return None
-        from sqlalchemy import select
+        from .store.queries import scorer_usages
 
-        from .store.models import ResultRow
-
-        with self.store.engine.connect() as connection:
-            rows = connection.execute(select(ResultRow.usage).where(ResultRow.scorer == name,
-                                                                     ResultRow.usage.is_not(None))
-                                      .limit(1000)).all()
-        usages = [r[0] for r in rows if r[0]]
+        usages = scorer_usages(self.store, name, 1000)
         if not usages:
             return None
         n = len(usages)
@@ -665,7 +632,7 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def estimate(plan: Any, store: Any, *, concurrency: int = 4, use_cache: bool = True, batch: bool = False,
+def estimate(plan: Any, store: Store, *, concurrency: int = 4, use_cache: bool = True, batch: bool = False,
              resume_run: Any = None, executors: Any = None) -> dict[str, Any]:
     """The plan's figures (see the module's doc): per scorer and generator, per model."""
     started = time.perf_counter()
@@ -678,7 +645,7 @@ def estimate(plan: Any, store: Any, *, concurrency: int = 4, use_cache: bool = T
     return report
 
 
-def _import_litellm(layer: Any) -> None:
+def _import_litellm(layer: ModelLayer) -> None:
     """Import litellm (the tokenizer and the price map), timing it when this process had not yet:
     a run started afresh pays that too."""
     import sys

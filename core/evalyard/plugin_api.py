@@ -43,7 +43,7 @@ LAZY: dict[str, tuple[str, str]] = {
     "Outcome": ("scorer_ref", "Outcome"),
     "import_file": ("plugins", "import_file"),
     # calibration of a judge against human labels
-    "source_value": ("calibration", "source_value"),
+    "source_value": ("analysis.calibration", "source_value"),
     # command-line helpers for ``register_commands``
     "CLIError": ("cli.options", "CLIError"),
     "current_app": ("cli.options", "current_app"),

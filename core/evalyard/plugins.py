@@ -13,13 +13,16 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pluggy
 
 from . import hookspecs
 from .errors import InputError, PluginError
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from .app import Application
 
 ENTRY_POINT_GROUP = "evalyard"
 
@@ -55,7 +58,7 @@ class PluginInfo:
 class PluginHost:
     """The plugin manager of one application, with what is known about each plugin."""
 
-    def __init__(self, settings: Settings, plugins: Iterable[tuple[str, object]] = (), app: Any = None) -> None:
+    def __init__(self, settings: Settings, plugins: Iterable[tuple[str, object]] = (), app: Application | None = None) -> None:
         self.settings = settings
         #: handed to every hook as ``app`` (an implementation may leave the argument out)
         self.app = app

@@ -3,36 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-FIELDS = ("case_id", "scorer", "value", "label", "passed", "details", "error", "usage")
+if TYPE_CHECKING:
+    from .store import Store
+
 
 
 class Results(Sequence):
     """One dict per (case, scorer), in the order they were stored. Iterating streams rows in
     chunks, ``len`` is one COUNT, an index or a slice reads only those rows, ``page`` one page."""
 
-    def __init__(self, store: Any, run_id: str) -> None:
+    def __init__(self, store: Store, run_id: str) -> None:
         self._store = store
         self._run_id = run_id
 
-    def _query(self):
-        from sqlalchemy import select
+    def _rows(self, **page: int) -> Iterator[dict[str, Any]]:
+        from .store.queries import result_dicts
 
-        from .store import ResultRow
-
-        columns = [getattr(ResultRow, name) for name in FIELDS]
-        return select(*columns).where(ResultRow.run_id == self._run_id).order_by(ResultRow.id)
-
-    def _rows(self, query) -> Iterator[dict[str, Any]]:
-        with self._store.engine.connect() as connection:
-            for row in connection.execution_options(yield_per=5000).execute(query):
-                yield dict(zip(FIELDS, row))
+        return result_dicts(self._store, self._run_id, **page)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         if self._store is None:
             return iter(())
-        return self._rows(self._query())
+        return self._rows()
 
     def __len__(self) -> int:
         return 0 if self._store is None else self._store.result_count(self._run_id)
@@ -41,7 +35,7 @@ class Results(Sequence):
         """Results ``offset`` to ``offset + limit`` (fewer at the end)."""
         if self._store is None or limit <= 0:
             return []
-        return list(self._rows(self._query().offset(max(0, offset)).limit(limit)))
+        return list(self._rows(offset=offset, limit=limit))
 
     def __getitem__(self, index):
         if isinstance(index, slice):

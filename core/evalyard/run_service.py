@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .errors import InputError
 
-# ``Application`` and ``RunResult`` (evalyard.app) are named in annotations only: the application
-# calls into this module, never the other way round.
+if TYPE_CHECKING:  # type-only: the application calls into this module, never the other way round
+    from .app import Application, RunResult
 
 
 @dataclass
@@ -68,7 +68,7 @@ class RunRequest:
         if self.run_to_cap and self.max_cost is None:
             raise InputError("--run-to-cap runs up to --max-cost USD: give the cap too")
         if self.cluster:
-            from .clustering import parse_cluster
+            from .analysis.clustering import parse_cluster
 
             parse_cluster(self.cluster)  # a malformed option fails before the run, not after it
 
@@ -203,7 +203,7 @@ def _plan(app: "Application", request: RunRequest):
 
 def _after_run(app: "Application", request: RunRequest, outcome: RunOutcome, plan, outputs) -> None:
     """The checks, clustered intervals, judge agreements and outputs of a finished (or stopped) run."""
-    from .calibration import agreements
+    from .services import agreements
     from .outputs import RunSource, write_output
 
     result = outcome.result
@@ -217,7 +217,7 @@ def _after_run(app: "Application", request: RunRequest, outcome: RunOutcome, pla
     outcome.agreement = agreements(store, run.scorers)
     cluster = request.cluster or (plan.suite.cluster if plan is not None else None)  # a suite's `cluster:`
     if cluster:
-        from .clustering import cluster_run
+        from .services import cluster_run
 
         outcome.clustered = cluster_run(store, result.run_id, cluster)
     source = RunSource(store, run, app.settings)

@@ -74,7 +74,7 @@ class PreparedScorer:
         """The number the pass threshold applies to: the value, or what a calibration was fitted on."""
         if self.calibration is None or self.calibration.get("value", "value") == "value":
             return score.value
-        from .calibration import source_value
+        from .analysis.calibration import source_value
 
         return source_value(self.scorer, score, self.calibration["value"])
 

@@ -24,10 +24,14 @@ import os
 import pickle
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import BatchStopped, InputError, StopRun
 from .scoring import Case, Score, Scorer
+
+if TYPE_CHECKING:
+    from .app import RuntimeRecipe
+    from .runtime import Runtime
 
 
 @dataclass
@@ -78,11 +82,11 @@ class ScorerRef:
     qualname: str
     path: str | None
     config: dict[str, Any]
-    runtime: Any = None  # an ``evalyard.app.RuntimeRecipe``
+    runtime: RuntimeRecipe | None = None
     scorer: Scorer | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def of(cls, scorer: Scorer, runtime: Any = None, executor: str = "process") -> "ScorerRef":
+    def of(cls, scorer: Scorer, runtime: RuntimeRecipe | None = None, executor: str = "process") -> "ScorerRef":
         """The reference of a prepared scorer (``InputError`` when no worker could load its class)."""
         module, qualname, path = class_reference(type(scorer), executor)
         return cls(module, qualname, path, scorer.config_dict(), runtime)
@@ -116,7 +120,7 @@ class ScorerRef:
         self.scorer = cls(cls.make_config(self.config))
         return self.scorer
 
-    def setup(self, runtime: Any) -> None:
+    def setup(self, runtime: Runtime) -> None:
         assert self.scorer is not None, "build() first"
         self.scorer.setup(runtime)
 

@@ -312,7 +312,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
                          line=_line_of(doc), field="executor")
     cluster = doc.get("cluster")
     if cluster is not None:
-        from .clustering import parse_cluster
+        from .analysis.clustering import parse_cluster
 
         try:
             parse_cluster(cluster if isinstance(cluster, str) else "")

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from testutil import write
 from evalyard.cli import cli
 from evalyard.junit import REGRESSION_CASE
-from evalyard.stats import clustered_se, detectable_difference, holm, paired_test, t_quantile, t_two_sided_p
+from evalyard.analysis.stats import clustered_se, detectable_difference, holm, paired_test, t_quantile, t_two_sided_p
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -187,9 +187,9 @@ def test_compare_streams_past_the_bootstrap_limit(tmp_path, monkeypatch):
     base_id, new_id = _two_runs(tmp_path, f"sqlite:///{tmp_path / 'c.db'}", base_values, new_values, [None] * 30)
     args = ("compare", base_id, new_id, "--json", "--top", "4", "--db", f"sqlite:///{tmp_path / 'c.db'}")
     kept = json.loads(invoke(*args).output)["scorers"]["scripted"]
-    import evalyard.comparison
+    import evalyard.analysis.comparison
 
-    monkeypatch.setattr(evalyard.comparison, "BOOTSTRAP_LIMIT", 5)
+    monkeypatch.setattr(evalyard.analysis.comparison, "BOOTSTRAP_LIMIT", 5)
     streamed = json.loads(invoke(*args).output)["scorers"]["scripted"]
     deltas = [n - b for b, n in zip(base_values, new_values)]
     half = 1.959964 * statistics.stdev(deltas) / math.sqrt(30)

@@ -1,5 +1,5 @@
-"""People's labels (``evalyard.labels``): the migration, storing and replacing, the sampler, the
-labelling server's write checks over real HTTP, and ``calibrate --run`` on stored labels."""
+"""People's labels (``evalyard.analysis.labels``, ``evalyard.services``): the migration, storing and
+replacing, the sampler, the labelling server's write checks over real HTTP, and ``calibrate --run`` on stored labels."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_an_existing_database_upgrades_to_the_labels_table(db_url):
     from sqlalchemy import create_engine, inspect
 
     import evalyard.store as store_module
-    from evalyard.labels import save_label, stored_labels
+    from evalyard.services import save_label, stored_labels
     from evalyard.store import Store
 
     engine = create_engine(db_url)
@@ -61,7 +61,7 @@ def test_an_existing_database_upgrades_to_the_labels_table(db_url):
 
 def test_relabelling_replaces_and_a_scorer_label_wins(scripted_plugin, db):
     from evalyard.errors import InputError
-    from evalyard.labels import labelled_cases, save_label, stored_labels
+    from evalyard.services import labelled_cases, save_label, stored_labels
 
     run_id = _values_run(scripted_plugin, db, [0.9, 0.1, 0.6])
     store = scripted_plugin.open_store(db)
@@ -91,7 +91,8 @@ def test_relabelling_replaces_and_a_scorer_label_wins(scripted_plugin, db):
 def test_first_pass_draws_evenly_from_the_bins_of_the_judges_value(scripted_plugin, db):
     """90 of 100 cases score near 1: a plain random sample would be nearly all of them; five
     bins give every range of the value its share."""
-    from evalyard.labels import sample, scorer_entry
+    from evalyard.analysis.labels import scorer_entry
+    from evalyard.services import sample
 
     values = [0.95 + 0.0005 * i for i in range(90)] + [0.05, 0.1, 0.25, 0.3, 0.45, 0.5, 0.65, 0.7, 0.85, 0.0]
     run_id = _values_run(scripted_plugin, db, values)
@@ -112,7 +113,8 @@ def test_first_pass_draws_evenly_from_the_bins_of_the_judges_value(scripted_plug
 
 
 def test_second_pass_offers_disagreements_first_and_no_labelled_case_again(scripted_plugin, db):
-    from evalyard.labels import save_label, sample, scorer_entry
+    from evalyard.analysis.labels import scorer_entry
+    from evalyard.services import save_label, sample
 
     values = [i / 19 for i in range(20)]
     run_id = _values_run(scripted_plugin, db, values)
@@ -130,7 +132,8 @@ def test_second_pass_offers_disagreements_first_and_no_labelled_case_again(scrip
 
 
 def test_verdicts_without_values_are_drawn_by_label_and_no_verdict_never(scripted_plugin, db):
-    from evalyard.labels import judge_says_yes, stratified
+    from evalyard.analysis.labels import judge_says_yes
+    from evalyard.services import stratified
 
     store = scripted_plugin.open_store(db)
     suite_id = store.suite_id("verdicts", "v1")
@@ -156,7 +159,8 @@ def test_verdicts_without_values_are_drawn_by_label_and_no_verdict_never(scripte
 
 @pytest.fixture
 def label_server(scripted_plugin, db):
-    from evalyard.labels import sample, scorer_entry
+    from evalyard.analysis.labels import scorer_entry
+    from evalyard.services import sample
     from evalyard.report.labelling import create_label_app, make_label_server
 
     run_id = _values_run(scripted_plugin, db, [0.1, 0.9, 0.4])
@@ -203,7 +207,7 @@ def test_the_page_carries_its_token_and_forbids_framing(label_server):
 
 
 def test_only_its_own_page_can_write_a_label(label_server):
-    from evalyard.labels import stored_labels
+    from evalyard.services import stored_labels
 
     store, run_id, port, token = label_server
     own = f"http://127.0.0.1:{port}"
@@ -246,7 +250,7 @@ def test_calibrate_run_without_data_uses_the_stored_labels(scripted_plugin, db):
     from click.testing import CliRunner
 
     from evalyard.cli import cli
-    from evalyard.labels import save_label
+    from evalyard.services import save_label
 
     run_id = _values_run(scripted_plugin, db, [0.9, 0.8, 0.2, 0.1, 0.7, 0.3])
     runner = CliRunner()
@@ -271,7 +275,8 @@ def test_the_sample_of_a_large_run_takes_memory_that_does_not_grow_with_it(tmp_p
     takes the LIMIT queries' rows only."""
     import tracemalloc
 
-    from evalyard.labels import sample, save_label, scorer_entry
+    from evalyard.analysis.labels import scorer_entry
+    from evalyard.services import sample, save_label
     from evalyard.report.synthetic import write_bulk_run
     from evalyard.store import Store
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from evalyard.cli import cli
 from evalyard.report.synthetic import BULK_SCORERS, write_bulk_run
-from evalyard.stats import summarize
+from evalyard.analysis.stats import summarize
 from evalyard.store import Store
 from evalyard.store import reading
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalyard.pairwise import PRIOR_PRECISION, fit_preference
+from evalyard.analysis.pairwise import PRIOR_PRECISION, fit_preference
 
 
 def test_the_newton_fit_matches_scipy_on_the_same_objective():

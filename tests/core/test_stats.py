@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from evalyard.stats import bootstrap_ci, summarize
+from evalyard.analysis.stats import bootstrap_ci, summarize
 
 
 def _binomial_percentiles(n: int, successes: int) -> tuple[float, float]:
@@ -65,7 +65,7 @@ def test_summary_of_pass_fail_results_does_not_import_numpy():
     code = (
         "import sys\n"
         "from types import SimpleNamespace as R\n"
-        "from evalyard.stats import summarize\n"
+        "from evalyard.analysis.stats import summarize\n"
         "rows = [R(value=float(i % 3 != 0), label=None, passed=None, error=None) for i in range(100)]\n"
         "summarize(rows)\n"
         "print('numpy' in sys.modules)\n"

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from evalyard import Case, Score, Scorer, hookimpl
 from evalyard.cli import cli
-from evalyard.stats import BOOTSTRAP_LIMIT, bootstrap_ci, summarize
+from evalyard.analysis.stats import BOOTSTRAP_LIMIT, bootstrap_ci, summarize
 from testutil import write
 
 

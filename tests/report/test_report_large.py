@@ -68,7 +68,7 @@ def test_large_compare_is_bounded_and_pairs_every_case(large):
     store, new, base = large
     html = build_report(store, new, compare_ref=base)
     assert len(html.encode()) < 1_000_000
-    from evalyard.comparison import compare_runs
+    from evalyard.services import compare_runs
 
     expected = compare_runs(store, base, new, top=10)["scorers"]["overlap"]
     row = re.search(r'<tr data-scorer="overlap".*?</tr>', html, re.S).group(0)
@@ -118,7 +118,7 @@ def test_large_report_opens_in_chromium(large, browser, tmp_path):
 
 
 def test_a_live_large_run_reports_sql_statistics(tmp_path):
-    from evalyard.stats import summarize
+    from evalyard.analysis.stats import summarize
 
     store = Store(f"sqlite:///{tmp_path / 'live.db'}")
     run_id = write_bulk_run(store, 400, status="running")

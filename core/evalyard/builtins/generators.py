@@ -10,11 +10,14 @@ model, the template's hash and the usage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, InputError
 from ..hookspecs import hookimpl
 from ..scoring import Case, Generation, Generator
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 
 class ModelGenerator(Generator):
@@ -29,9 +32,9 @@ class ModelGenerator(Generator):
         temperature: float = field(default=0.0, metadata={"help": "sampling temperature"})
         max_tokens: int | None = field(default=None, metadata={"help": "longest answer, in tokens"})
 
-    runtime: Any = None
+    runtime: Runtime | None = None
 
-    def setup(self, runtime: Any) -> None:
+    def setup(self, runtime: Runtime) -> None:
         if not self.config.model:
             raise ConfigError("generator model needs a model: evalyard run SUITE --model MODEL")
         self.runtime = runtime

@@ -9,6 +9,8 @@ Only click is imported at start-up; each command imports what it needs when it r
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from ..errors import EvalyardError, InputError
@@ -72,8 +74,11 @@ class EvalyardGroup(click.Group):
         except EvalyardError as exc:
             raise CLIError(str(exc)) from None
         except Exception as exc:
-            if type(exc).__module__.startswith("sqlalchemy"):  # a database that went away or stayed locked
-                raise CLIError(_database_error(exc)) from None
+            if "evalyard.store" in sys.modules:  # only a store can have failed on its database
+                from ..store import database_failure
+
+                if database_failure(exc):  # a database that went away or stayed locked
+                    raise CLIError(_database_error(exc)) from None
             raise
 
 

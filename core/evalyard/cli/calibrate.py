@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from ..calibration import DEFAULT_LABEL, SHOWN_DISAGREEMENTS, calibration, card_line, save_calibration
+from ..analysis.calibration import DEFAULT_LABEL, SHOWN_DISAGREEMENTS, card_line
+from ..services import calibration, save_calibration
 from .options import current_app, echo_json, table
 
 
@@ -97,7 +98,9 @@ def render_text(report: dict[str, Any], show: int) -> str:
             held = entry["held_out"] or {}
             rows.append([name, rule, _fmt(entry["accuracy"]), _fmt(held.get("accuracy")) + _ci(held.get("accuracy_ci")),
                          _fmt(held.get("kappa"))])
-        rows.append(["the judge", "", "", _fmt(report["judge_accuracy"]), ""])
+        judge = report.get("judge_figure") or {}
+        rows.append(["the judge", judge.get("basis") or "", "",
+                     _fmt(judge.get("accuracy")) + _ci(judge.get("accuracy_ci")), _fmt(judge.get("kappa"))])
         lines += ["", "baselines (no model; thresholds fitted and scored like the judge's)",
                   table(["predictor", "rule", "accuracy (fitted)", "accuracy (held out)", "kappa (held out)"], rows)]
         verdicts = report["baseline_verdicts"]

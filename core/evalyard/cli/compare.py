@@ -40,7 +40,7 @@ def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge
     comparison could detect at 80% power."""
     result = current_app().compare(base, new, db=db_url, top=top, cluster=cluster)
     if judge:
-        from ..pairwise import pairwise_run, pairwise_stats
+        from ..services import pairwise_run, pairwise_stats
 
         app = current_app()
         run_id = pairwise_run(app, result["base"], result["new"], judge=judge, judge_model=judge_model, db=db_url,
@@ -80,7 +80,7 @@ def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge
             if result[key]:
                 click.echo(f"{label}: {', '.join(result[key])}")
         if result.get("pairwise"):
-            from ..pairwise import pairwise_lines
+            from ..analysis.pairwise import pairwise_lines
 
             click.echo("")
             for line in pairwise_lines(result["pairwise"]):

@@ -33,7 +33,8 @@ def label(run_ref, scorer, labeller, size, bins, seed, show_verdict, db_url, hos
     unlabelled cases drawn evenly from bins of the judge's value. Labelling a case again
     replaces its label. Needs Flask: pip install 'evalyard[serve]'.
     """
-    from ..labels import default_labeller, sample, scorer_entry
+    from ..analysis.labels import default_labeller, scorer_entry
+    from ..services import sample
     from ..report.labelling import create_label_app, make_label_server
     from ..report.serve import FlaskMissing
     from .report import serve_until_interrupted

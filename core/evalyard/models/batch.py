@@ -18,6 +18,10 @@ that expired with it) are sent again in a later job, up to the retry policy's at
 Cost is the provider's batch price from litellm's price map (``input_cost_per_token_batches``,
 ``output_cost_per_token_batches``); where the map has no batch price the cost is unknown,
 never a guess. ``--max-cost`` is checked before a call joins a job; a job in flight can pass it.
+
+The job ledger (``batch_jobs``, ``batch_requests``) is written here, not through ``store/``, for
+the reason ``cache.py`` gives for its table: it belongs to the model layer, which runs with a bare
+engine or none (then the ledger is in memory), and no other module reads it.
 """
 
 from __future__ import annotations
@@ -29,10 +33,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ModelCallError
 from .records import CallRecord, CallUsage, Completion
+
+if TYPE_CHECKING:
+    from .layer import ModelLayer
 
 log = logging.getLogger("evalyard.batch")
 
@@ -68,7 +75,7 @@ class BatchQueue:
     ``layer`` is the run's ModelLayer (its cache, usage and litellm), ``engine`` the run's database
     (None: jobs are kept in memory)."""
 
-    def __init__(self, layer: Any, engine: Any, run_id: str | None = None, *,
+    def __init__(self, layer: ModelLayer, engine: Any, run_id: str | None = None, *,
                  idle_s: float = 0.25, poll_s: float = 30.0) -> None:
         self.layer = layer
         self.engine = engine

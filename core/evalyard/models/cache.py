@@ -1,6 +1,14 @@
 """Response caches: a small protocol, an in-memory cache and one on the ``model_calls`` table.
 
 Only successful calls are ever put; an error is never cached, so a rerun asks again.
+
+``SQLCache`` is one of the two modules outside ``store/`` that write SQL (the other is the batch
+ledger, ``batch.py``), on purpose: the model layer sits below the store in the layering (a
+``ModelLayer`` works with no store at all, with ``MemoryCache``), it is handed a bare engine, and
+its get/put is the hottest path of a judged run (a keyed primary-key read per call, from a
+worker thread). Routing it through ``Store`` would make the model layer depend on the run store
+for one table it owns alone; no other module reads ``model_calls`` except the planner, through
+``store.queries.cached_calls``.
 """
 
 from __future__ import annotations

@@ -30,12 +30,15 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..models.usage import Usage
 from ..scoring import JudgeError, Score
 from .answers import LOGPROBS_ANSWERS, AnswerError, AnswerShape, Verdict
 from .template import PromptTemplate
+
+if TYPE_CHECKING:
+    from ..models.layer import ModelLayer
 
 #: How many alternatives to ask for per token when a binary answer is read as P(yes).
 TOP_LOGPROBS = 10
@@ -83,7 +86,7 @@ class Judgement:
         return self
 
 
-def call_params(layer: Any, model: str, *, config: dict[str, Any] | None = None,
+def call_params(layer: ModelLayer, model: str, *, config: dict[str, Any] | None = None,
                 template: dict[str, Any] | None = None, defaults: dict[str, Any] | None = None) -> dict[str, Any]:
     """The request parameters by the one rule: config > template > model settings > defaults."""
     merged = dict(defaults or {})
@@ -93,7 +96,7 @@ def call_params(layer: Any, model: str, *, config: dict[str, Any] | None = None,
     return merged
 
 
-async def ask(layer: Any, model: str, prompt: PromptTemplate | list[dict[str, Any]], case: Any = None, *,
+async def ask(layer: ModelLayer, model: str, prompt: PromptTemplate | list[dict[str, Any]], case: Any = None, *,
               answer: AnswerShape | None = None, variables: dict[str, Any] | None = None, reasoning: bool = True,
               structured: bool = False, logprobs: bool = False, samples: int = 1, vote: str = "auto",
               params: dict[str, Any] | None = None, defaults: dict[str, Any] | None = None,
@@ -119,7 +122,7 @@ async def ask(layer: Any, model: str, prompt: PromptTemplate | list[dict[str, An
     return judgement
 
 
-def planned_asks(layer: Any, model: str, prompt: PromptTemplate | list[dict[str, Any]], case: Any = None, *,
+def planned_asks(layer: ModelLayer, model: str, prompt: PromptTemplate | list[dict[str, Any]], case: Any = None, *,
                  answer: AnswerShape | None = None, variables: dict[str, Any] | None = None, reasoning: bool = True,
                  structured: bool = False, logprobs: bool = False, samples: int = 1,
                  params: dict[str, Any] | None = None, defaults: dict[str, Any] | None = None,
@@ -148,7 +151,7 @@ def planned_asks(layer: Any, model: str, prompt: PromptTemplate | list[dict[str,
     return out
 
 
-def _prepare(layer: Any, model: str, prompt: Any, case: Any, answer: AnswerShape | None,
+def _prepare(layer: ModelLayer, model: str, prompt: Any, case: Any, answer: AnswerShape | None,
              variables: dict[str, Any] | None, reasoning: bool, structured: bool, logprobs: bool,
              params: dict[str, Any] | None, defaults: dict[str, Any] | None, read: Any, repair: bool,
              schema_name: str, top_logprobs: int = TOP_LOGPROBS) -> tuple["_Asking", bool, bool]:
@@ -195,7 +198,7 @@ class _Outcome:
 class _Asking:
     """One ask's fixed parts, and the calls its samples make."""
 
-    def __init__(self, layer: Any, model: str, messages: list[dict[str, Any]], shape: AnswerShape,
+    def __init__(self, layer: ModelLayer, model: str, messages: list[dict[str, Any]], shape: AnswerShape,
                  params: dict[str, Any], template: Any, read: Callable[[str], Any] | None, repair: bool,
                  schema_name: str, reasoning: bool) -> None:
         self.layer, self.model, self.messages, self.shape = layer, model, messages, shape

@@ -11,12 +11,15 @@ a line (``Scorer.fingerprint_data``), so ``evalyard compare`` warns when either 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import ConfigError
 from ..scoring import Fingerprinted
 from .ask import Judgement, ask, planned_asks
 from .template import PromptTemplate, parse_template
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 
 def missing_model_message(scorer: str) -> str:
@@ -79,7 +82,7 @@ def resolve_template(library: Any, template: str | Path | PromptTemplate,
     return library.get(template)
 
 
-def make_judge(runtime: Any, template: str | Path | PromptTemplate, model: str | None = None, *,
+def make_judge(runtime: Runtime, template: str | Path | PromptTemplate, model: str | None = None, *,
                scorer: str = "judge", default: Path | PromptTemplate | None = None, **options: Any) -> Judge:
     """See ``Runtime.judge``."""
     chosen = model or runtime.judge_model

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..errors import ConfigError
 from ..scoring import Score, Scorer
@@ -17,6 +17,9 @@ from .answers import LOGPROBS_ANSWERS, AnswerShape
 from .ask import Judgement
 from .judge import Judge, missing_model_message, resolve_template
 from .template import TEMPLATE_FIELDS, PromptTemplate, parse_template
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 #: (scorer, model) pairs already warned about in this process: the warning is said once.
 _WARNED: set[tuple[str, str]] = set()
@@ -59,7 +62,7 @@ class PromptScorer(Scorer):
                 raise ValueError("temperature must be between 0 and 2")
 
     #: Set by ``setup`` (or by hand, outside a run).
-    runtime: Any = None
+    runtime: Runtime | None = None
     models: Any = None
     prompts: Any = None
 
@@ -95,7 +98,7 @@ class PromptScorer(Scorer):
         except Exception:  # an unreadable template is reported when scoring starts
             return tuple(self.requires)
 
-    def setup(self, runtime: Any) -> None:
+    def setup(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.prompts = runtime.prompts
         # The model is resolved (and a missing one said) before the template is read.

@@ -30,7 +30,7 @@ def fingerprint_changes(base, new) -> list[dict[str, Any]]:
 
 def stored_pairwise(store, base, new) -> dict[str, Any] | None:
     """The A/B of a pairwise judge over these two runs (``compare --judge``), when one was made."""
-    from ..pairwise import pairwise_stats
+    from ..services import pairwise_stats
 
     for row, _ in store.list_runs(limit=None, suite=f"pairwise {base.id} vs {new.id}"):
         if row.status == "completed":
@@ -42,8 +42,9 @@ def large_compare(store, base, new_run) -> dict[str, Any]:
     """``compare_runs``' shape from SQL aggregates (``store.reading.paired_summary``): for runs
     too large to pair case by case in memory; its interval is a normal approximation. A run
     kept with ``run --cluster`` is compared by the same clusters (one GROUP BY per scorer)."""
-    from ..clustering import kept_field, parse_cluster
-    from ..comparison import add_clustered, add_holm, add_test
+    from ..analysis.clustering import kept_field
+    from ..analysis.comparison import add_holm, add_test
+    from ..services import add_clustered
     from ..store.reading import paired_summary
 
     field = kept_field(new_run)
@@ -55,7 +56,7 @@ def large_compare(store, base, new_run) -> dict[str, Any]:
             entry = add_test(paired_summary(store, base.id, new_run.id, spec["name"], top=TOP_REGRESSED,
                                             higher_is_better=spec.get("higher_is_better", True)))
             if field:
-                add_clustered(entry, store, base.id, new_run, spec["name"], field, parse_cluster(field))
+                add_clustered(entry, store, base.id, new_run, spec["name"], field)
             scorers[spec["name"]] = entry
     out = {"scorers": scorers, "cluster": field, "only_in_base": sorted(base_names - set(new_names)),
            "only_in_new": sorted(set(new_names) - base_names)}
@@ -73,8 +74,8 @@ def gather_compare(store, base_ref: str, new_run, new_table: dict[str, Any],
     computed), and the base's values for the cases of the new run's table, aligned with it
     (for the case view): looked up for those cases only, so a large run costs a bounded page.
     A new run kept with ``run --cluster`` is compared with the same clusters."""
-    from ..clustering import kept_field
-    from ..comparison import compare_runs
+    from ..analysis.clustering import kept_field
+    from ..services import compare_runs
     from ..store.reading import cases_by_id, values_of_cases
 
     base = store.get_run(base_ref)

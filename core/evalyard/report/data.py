@@ -139,26 +139,9 @@ def _scorer_summary(spec: dict[str, Any], stats: dict[str, Any], values: list[fl
 
 
 def _summarize_missing(rows: list[Any]) -> dict[str, Any]:
-    from ..stats import summarize
+    from ..analysis.stats import summarize
 
     return summarize(rows)
-
-
-def _result_rows(store, run_id: str):
-    """A run's results as plain rows of the columns a report shows.
-
-    A column select, as ``Store.outcomes`` does for summaries: building an ORM object per
-    result is most of the cost of a large report (10,000 cases x 5 scorers).
-    """
-    from sqlalchemy import select
-
-    from ..store.models import ResultRow
-
-    query = (select(ResultRow.case_id, ResultRow.scorer, ResultRow.value, ResultRow.label, ResultRow.passed,
-                    ResultRow.details, ResultRow.error, ResultRow.usage)
-             .where(ResultRow.run_id == run_id).order_by(ResultRow.id))
-    with store.engine.connect() as connection:
-        yield from connection.execute(query.execution_options(yield_per=2000))
 
 
 def _columns(case_ids: list[str], names: list[str], rows) -> tuple[dict[str, dict[str, Any]], dict[str, list[Any]], list[dict[str, Any]]]:
@@ -219,9 +202,11 @@ def gather_run(store, run) -> dict[str, Any]:
     cases = store.run_cases(run)
     specs = list(run.scorers or [])
     names = [s["name"] for s in specs]
-    columns, raw_rows, usages = _columns([c.id for c in cases], names, _result_rows(store, run.id))
+    from ..store.queries import report_rows
 
-    from ..calibration import agreements
+    columns, raw_rows, usages = _columns([c.id for c in cases], names, report_rows(store, run.id))
+
+    from ..services import agreements
 
     stored_stats = (run.totals or {}).get("scorers") or {}
     agreement = agreements(store, specs)
@@ -268,7 +253,7 @@ def gather_large_run(store, run, *, case_ids: list[str] | None = None, extra_ids
     stored (or from SQL aggregates), histograms binned in SQL, and the table of a bounded set
     of cases -- ``case_ids`` when given (a dashboard page), else the ``TOP_CASES`` worst and
     failing cases per scorer and ``SAMPLE_CASES`` cases at even steps through the suite."""
-    from ..calibration import agreements
+    from ..services import agreements
     from ..store import reading
 
     suite = store.suite_of(run)

@@ -9,13 +9,16 @@ with bounded queries), whatever the number of cases.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 #: cases in the case view, at most
 CASES_SHOWN = 60
 
 
-def build_experiment_report(store: Any, ref: str, nav: list[tuple[str, str]] | None = None) -> str:
+def build_experiment_report(store: Store, ref: str, nav: list[tuple[str, str]] | None = None) -> str:
     from ..experiments import Cell, compare_cells
     from ..store.experiments import cell_runs, get_experiment
     from ..store.reading import cases_by_id, results_of_cases, sample_case_ids

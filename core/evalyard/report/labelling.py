@@ -45,21 +45,11 @@ def _verdict(row: Any | None) -> dict[str, Any] | None:
 
 def page_cases(store, run, entry: dict[str, Any], picks: list) -> list[dict[str, Any]]:
     """What the page shows of each picked case: its texts, the judge's verdict, its stored label."""
-    from sqlalchemy import select
-
-    from ..labels import _IN_CHUNK, _cases, stored_labels
-    from ..store import chunked
-    from ..store.models import ResultRow
+    from ..store.labels import run_cases, stored_labels, verdicts as verdicts_of
 
     ids = [pick.case_id for pick in picks]
-    cases = _cases(store, run, ids)
-    verdicts: dict[str, Any] = {}
-    for chunk in chunked(ids, _IN_CHUNK):
-        query = (select(ResultRow.case_id, ResultRow.value, ResultRow.label, ResultRow.passed, ResultRow.details,
-                        ResultRow.error)
-                 .where(ResultRow.run_id == run.id, ResultRow.scorer == entry["name"], ResultRow.case_id.in_(chunk)))
-        with store.engine.connect() as connection:
-            verdicts.update({row[0]: row[1:] for row in connection.execute(query)})
+    cases = run_cases(store, run, ids)
+    verdicts = verdicts_of(store, run.id, entry["name"], ids, details=True)
     labels = stored_labels(store, run.id, entry["name"])
     shown = []
     for pick in picks:
@@ -81,7 +71,8 @@ def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller
     from .serve import _flask
 
     flask = _flask()
-    from ..labels import LABELS, save_label
+    from ..analysis.labels import LABELS
+    from ..services import save_label
 
     app = flask.Flask("evalyard.label")
     app.config["ALLOWED_HOSTS"] = set()  # nothing is answered until the server says its names
@@ -159,13 +150,13 @@ def _host_names(host: str, port: int) -> set[str]:
     return names
 
 
-def make_label_server(app, host: str = "127.0.0.1", port: int = 0):
+def make_label_server(flask_app, host: str = "127.0.0.1", port: int = 0):
     """A werkzeug server for the labelling app (``serve_forever()`` to run, ``shutdown()`` to stop)."""
     from werkzeug.serving import make_server as werkzeug_server
 
     if host in WILDCARD_HOSTS:
         raise ValueError(f"--host {host!r}: the labelling page listens on one address (its Host check needs it); "
                          f"give that address, such as this machine's address on the network")
-    server = werkzeug_server(host, port, app, threaded=True)
-    app.config["ALLOWED_HOSTS"] = _host_names(host, server.server_port)
+    server = werkzeug_server(host, port, flask_app, threaded=True)
+    flask_app.config["ALLOWED_HOSTS"] = _host_names(host, server.server_port)
     return server

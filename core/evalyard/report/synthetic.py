@@ -66,7 +66,7 @@ def _score(rng: random.Random, name: str, case_index: int) -> dict[str, Any]:
 def write_synthetic_run(store, cases: int, *, seed: int = 7, name: str = "synthetic") -> str:
     """Write a completed run of ``cases`` cases x five scorers; returns its id."""
     from ..scoring import Case
-    from ..stats import summarize
+    from ..analysis.stats import summarize
     from ..suite import Suite
 
     rng = random.Random(seed)
@@ -125,33 +125,31 @@ def write_bulk_run(store, cases: int, *, seed: int = 11, name: str = "bulk", chu
     import uuid
     from datetime import datetime, timezone
 
-    from sqlalchemy import insert
-
-    from ..store.models import CandidateRow, CaseRow, ResultRow, RunRow, SuiteRow
+    from ..store.queries import insert_bulk_run
     from ..store.reading import live_summaries
 
     rng = random.Random(seed)
     now = datetime.now(timezone.utc)
     run_id = uuid.uuid4().hex[:12]
-    with store.engine.begin() as connection:
-        suite_id = connection.execute(insert(SuiteRow).values(
-            name=f"{name}-{cases}", version=uuid.uuid4().hex[:12], description="bulk synthetic run",
-            source="synthetic", case_count=cases, created_at=now)).inserted_primary_key[0]
-        connection.execute(insert(RunRow).values(
-            id=run_id, name=f"{name}-{cases}-{seed}", suite_id=suite_id, status="running", source="synthetic",
-            scorers=BULK_SCORERS, versions={"evalyard": "synthetic"}, totals={}, created_at=now))
-    for start in range(0, cases, chunk):
-        ids = [f"case-{i:07d}" for i in range(start, min(cases, start + chunk))]
-        case_rows = [{"suite_id": suite_id, "position": start + k, "case_id": case_id,
-                      "input": f"question {start + k}: " + _sentence(rng, 4, 10), "reference": _sentence(rng, 2, 6),
-                      "context": [], "case_metadata": {}} for k, case_id in enumerate(ids)]
-        candidate_rows = [{"run_id": run_id, "case_id": case_id, "text": _sentence(rng, 3, 12)} for case_id in ids]
-        result_rows = [{**bulk_result(rng, spec["name"], case_id), "run_id": run_id, "created_at": now}
-                       for case_id in ids for spec in BULK_SCORERS]
-        with store.engine.begin() as connection:
-            connection.execute(insert(CaseRow), case_rows)
-            connection.execute(insert(CandidateRow), candidate_rows)
-            connection.execute(insert(ResultRow), result_rows)
+
+    def chunks():  # made as they are written: a million cases never sit in memory at once
+        for start in range(0, cases, chunk):
+            ids = [f"case-{i:07d}" for i in range(start, min(cases, start + chunk))]
+            case_rows = [{"position": start + k, "case_id": case_id,
+                          "input": f"question {start + k}: " + _sentence(rng, 4, 10), "reference": _sentence(rng, 2, 6),
+                          "context": [], "case_metadata": {}} for k, case_id in enumerate(ids)]
+            candidate_rows = [{"run_id": run_id, "case_id": case_id, "text": _sentence(rng, 3, 12)} for case_id in ids]
+            result_rows = [{**bulk_result(rng, spec["name"], case_id), "run_id": run_id, "created_at": now}
+                           for case_id in ids for spec in BULK_SCORERS]
+            yield case_rows, candidate_rows, result_rows
+
+    insert_bulk_run(store, suite={"name": f"{name}-{cases}", "version": uuid.uuid4().hex[:12],
+                                  "description": "bulk synthetic run", "source": "synthetic", "case_count": cases,
+                                  "created_at": now},
+                    run={"id": run_id, "name": f"{name}-{cases}-{seed}", "status": "running", "source": "synthetic",
+                         "scorers": BULK_SCORERS, "versions": {"evalyard": "synthetic"}, "totals": {},
+                         "created_at": now},
+                    chunks=chunks())
     if status != "running":
         summaries = live_summaries(store, run_id, [s["name"] for s in BULK_SCORERS])
         for summary in summaries.values():

@@ -54,6 +54,14 @@ def _json_dict(text: Any) -> dict:
     return {} if text in ("{}", "null") else dict(json.loads(text) or {})
 
 
+def database_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the database's failure (a file locked past the busy timeout, a server
+    gone): the CLI turns it into one line. Known here, so no module above names the driver."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    return isinstance(exc, SQLAlchemyError) or type(exc).__module__.startswith("sqlalchemy")
+
+
 def _normalise_url(url: str) -> str:
     """Accept a bare file path as a SQLite database."""
     if "://" not in url:
@@ -585,13 +593,13 @@ class Store:
             yield from connection.execution_options(yield_per=10_000).execute(query)
 
     def summary(self, run_id: str, scorer: str) -> dict[str, Any]:
-        """``evalyard.stats.summarize`` of one scorer's stored results. Up to the bootstrap limit
+        """``evalyard.analysis.stats.summarize`` of one scorer's stored results. Up to the bootstrap limit
         it reads them (the same figures as ever); past it the database computes the counts,
         moments and labels, so a million results cost a few aggregate queries, not a million
         Python rows."""
         from sqlalchemy import and_
 
-        from ..stats import BOOTSTRAP_LIMIT, from_moments, summarize
+        from ..analysis.stats import BOOTSTRAP_LIMIT, from_moments, summarize
 
         mine = and_(ResultRow.run_id == run_id, ResultRow.scorer == scorer)
         ok = and_(mine, ResultRow.error.is_(None))

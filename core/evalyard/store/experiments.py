@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlmodel import Session
@@ -12,8 +12,11 @@ from ..errors import UnknownNameError
 from . import insert_ignoring_duplicates
 from .models import ExperimentRow, ExperimentRunRow, utcnow
 
+if TYPE_CHECKING:
+    from . import Store
 
-def create_experiment(store: Any, *, name: str, source: str, spec: dict[str, Any],
+
+def create_experiment(store: Store, *, name: str, source: str, spec: dict[str, Any],
                       cells: list[dict[str, Any]]) -> str:
     experiment_id = "x" + uuid.uuid4().hex[:11]
     with Session(store.engine) as session:
@@ -23,7 +26,7 @@ def create_experiment(store: Any, *, name: str, source: str, spec: dict[str, Any
     return experiment_id
 
 
-def add_cell_run(store: Any, experiment_id: str, cell: int, run_id: str) -> None:
+def add_cell_run(store: Store, experiment_id: str, cell: int, run_id: str) -> None:
     """Record ``run_id`` as cell ``cell`` (idempotent: a cell keeps its first run)."""
     with store.engine.begin() as connection:
         insert_ignoring_duplicates(connection, ExperimentRunRow,
@@ -31,7 +34,7 @@ def add_cell_run(store: Any, experiment_id: str, cell: int, run_id: str) -> None
                                    keys=("experiment_id", "cell"))
 
 
-def cell_runs(store: Any, experiment_id: str) -> dict[int, str]:
+def cell_runs(store: Store, experiment_id: str) -> dict[int, str]:
     """Cell index -> run id, for the cells whose run exists."""
     with store.engine.connect() as connection:
         rows = connection.execute(select(ExperimentRunRow.cell, ExperimentRunRow.run_id)
@@ -39,7 +42,7 @@ def cell_runs(store: Any, experiment_id: str) -> dict[int, str]:
     return {cell: run_id for cell, run_id in rows}
 
 
-def get_experiment(store: Any, ref: str) -> ExperimentRow:
+def get_experiment(store: Store, ref: str) -> ExperimentRow:
     """An experiment by id, unique id prefix, or name (the newest of that name)."""
     with Session(store.engine) as session:
         row = session.get(ExperimentRow, ref)
@@ -58,7 +61,7 @@ def get_experiment(store: Any, ref: str) -> ExperimentRow:
         return row
 
 
-def find_experiment(store: Any, ref: str) -> ExperimentRow | None:
+def find_experiment(store: Store, ref: str) -> ExperimentRow | None:
     """``get_experiment``, or None when nothing matches (``--resume`` takes a run or an experiment)."""
     try:
         return get_experiment(store, ref)
@@ -66,7 +69,7 @@ def find_experiment(store: Any, ref: str) -> ExperimentRow | None:
         return None
 
 
-def list_experiments(store: Any, limit: int | None = 50) -> list[ExperimentRow]:
+def list_experiments(store: Store, limit: int | None = 50) -> list[ExperimentRow]:
     with Session(store.engine) as session:
         query = select(ExperimentRow).order_by(ExperimentRow.created_at.desc(), ExperimentRow.id)
         if limit:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 
 def _options(pairs: tuple[str, ...], config_file: str | None) -> dict[str, Any]:
@@ -116,7 +119,7 @@ def generate(suite, pipeline, model, output, pairs, config_file, concurrency, pr
         raise SystemExit(1)
 
 
-def generate_records(generator: Any, cases: list, runtime: Any, concurrency: int) -> list[dict[str, Any]]:
+def generate_records(generator: Any, cases: list, runtime: Runtime, concurrency: int) -> list[dict[str, Any]]:
     """The JSONL records: one per case (instance level) or one without case_id (corpus level)."""
     import asyncio
 

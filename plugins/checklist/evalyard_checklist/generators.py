@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalyard import Case, ConfigError, Generator, InputError, JudgeError, Usage
 
 from .data import Checklist, ChecklistItem
 from .parsing import ReplyError, extract_json
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 GENERATION_MAX_TOKENS = 2048
 CANDIDATE_MAX_TOKENS = 1024
@@ -70,7 +73,7 @@ class ChecklistGenerator(Generator):
             if self.min_items is not None and self.min_items < 0:
                 raise ValueError("min_items cannot be negative")
 
-    runtime: Any = None
+    runtime: Runtime | None = None
     #: the judge service's judge for this pipeline's model and template, set by ``bind`` (its
     #: model and template hash reach the fingerprint through ``Generator.fingerprint_data``)
     judge: Any = None
@@ -95,11 +98,11 @@ class ChecklistGenerator(Generator):
     def template_name(self) -> str:
         return self.config.template or self.template
 
-    def setup(self, runtime: Any) -> None:
+    def setup(self, runtime: Runtime) -> None:
         raise ConfigError(f"{self.name} makes checklists, not candidates: use `evalyard checklist generate SUITE "
                           f"--pipeline {self.name}` or the checklist scorer's generator={self.name}")
 
-    def bind(self, runtime: Any) -> None:
+    def bind(self, runtime: Runtime) -> None:
         """Take the runtime and the judge of this pipeline's model: ConfigError for what cannot work,
         InputError when the model's provider refuses the model (both before anything is asked)."""
         # The model is the generator's own: never the run's judge model or a plugin's default.
@@ -113,7 +116,7 @@ class ChecklistGenerator(Generator):
         self.step_judges = {name: self.judge.with_template(self.template_for(runtime, name)) for name in self.steps}
         self.runtime = runtime
 
-    def template_for(self, runtime: Any, name: str) -> Any:
+    def template_for(self, runtime: Runtime, name: str) -> Any:
         try:
             return runtime.prompts.get(name)
         except Exception as exc:
@@ -253,7 +256,7 @@ class Contrastive(ChecklistGenerator):
     #: config, the candidate template among the fingerprint's ``step_templates``)
     candidate_judges: tuple[Any, ...] = ()
 
-    def bind(self, runtime: Any) -> None:
+    def bind(self, runtime: Runtime) -> None:
         super().bind(runtime)
         if self.config.candidate_models:
             template = self.template_for(runtime, "checklist/gen_candidate")
@@ -451,7 +454,7 @@ class CheckEval(CorpusGenerator):
             raise ConfigError("checkeval needs dimensions: [{name, definition, sub_dimensions}]")
         return out
 
-    def bind(self, runtime: Any) -> None:
+    def bind(self, runtime: Runtime) -> None:
         super().bind(runtime)
         self.dimensions()
 

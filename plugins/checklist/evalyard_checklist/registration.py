@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalyard import ConfigError
 
 from .scorer import ChecklistScorer, make_scorer_class
 
+if TYPE_CHECKING:
+    from evalyard import Application
+
 
 def register_checklist_scorer(name: str, *, template: str | Path, mode: str = "batch", primary_metric: str = "pass",
-                              capture_reasoning: bool = False, app: Any = None, register: Any = None,
+                              capture_reasoning: bool = False, app: Application | None = None, register: Any = None,
                               **options: Any) -> type[ChecklistScorer]:
     """Make a checklist scorer ``name`` that scores with ``template``.
 

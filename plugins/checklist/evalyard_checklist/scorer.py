@@ -12,13 +12,16 @@ import asyncio
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalyard import AnswerShape, Case, ConfigError, EvalyardError, InputError, JudgeError, Score, Scorer, Usage
 
 from .data import Checklist, checklist_from, load_checklists_file
 from .metrics import PRIMARY_METRICS, category_scores, corpus_metrics, item_aggregates
 from .parsing import (UNSURE_FALLBACK, first_token_probs, interpret_probs, parse_batch, parse_item)
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 #: Built-in scoring prompts; a template of the same name in a user's prompt directory replaces one.
 TEMPLATES = {"batch": "checklist/score_batch", "item": "checklist/score_item",
@@ -118,7 +121,7 @@ class ChecklistScorer(Scorer):
     default_template: str | None = None
     template_text: str | None = None
 
-    runtime: Any = None
+    runtime: Runtime | None = None
     #: the judge service (``runtime.judge``), set by ``setup``
     judge: Any = None
 
@@ -142,7 +145,7 @@ class ChecklistScorer(Scorer):
             fields += ("metadata.checklist",)
         return fields
 
-    def setup(self, runtime: Any) -> None:
+    def setup(self, runtime: Runtime) -> None:
         self.runtime = runtime
         if type(self).template_text is not None and self.template_name() not in runtime.prompts.names():
             runtime.prompts.add_plugin_template(self.template_name(), type(self).template_text, plugin="python")

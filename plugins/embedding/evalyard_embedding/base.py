@@ -7,11 +7,14 @@ registers, long before anything is scored.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalyard import Scorer
 
 from .models import BUNDLED_MODEL, LoadedModel, get_model
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 
 @dataclass
@@ -52,7 +55,7 @@ class EmbeddingScorer(Scorer):
     cache_mb: float | None = None
     offline: bool = True
 
-    def setup(self, runtime: Any) -> None:
+    def setup(self, runtime: Runtime) -> None:
         if runtime is not None:  # set up by hand: the defaults
             self.cache_mb = runtime.setting("embedding.cache_mb")
             self.offline = runtime.setting("embedding.offline")

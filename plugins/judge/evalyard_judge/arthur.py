@@ -44,7 +44,9 @@ class SummaryQuality(JudgeScorer):
     requires = ("input", "candidate", "reference")
     labels = ("candidate", "reference", "equal", "inconsistent")
     threshold = 0.5
-    version = "1"
+    #: 2: pass/fail is the verdict (the candidate won), so a tie or a split valued 0.5 or above
+    #: (a debiased judge's 0.55 within its tie margin) no longer passes
+    version = "2"
 
     def planned_requests(self, case: Case) -> list[Any]:
         """Both orders' judgements, as ``ascore`` asks them."""
@@ -88,7 +90,9 @@ class SummaryQuality(JudgeScorer):
                    "position_bias": set(winners) == {"candidate", "reference"}, "position_consistent": agreement}
         if self.config.logprobs:
             details["tie_margin"] = margin
-        return Score(value=value, label=label, details=details, usage=usage.to_dict())
+        # Passed when the candidate won: the threshold 0.5 alone would pass a tie or a split (value
+        # 0.5, or a debiased judge's 0.55 inside its tie margin), which names no better response.
+        return Score(value=value, label=label, passed=label == "candidate", details=details, usage=usage.to_dict())
 
 
 def _winner(answer: str | None, candidate_first: bool) -> str:

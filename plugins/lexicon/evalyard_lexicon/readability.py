@@ -17,13 +17,16 @@ approximated: they differ on a few words (e.g. "CFO").
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalyard import Case, Score, Scorer
 
 from . import nltk_support, syllables
 from .common import arthur_compat_field, missing_field
 from .textcounts import remove_punctuation, sentence_count
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 _NO_WORDS = "no words: Flesch Reading Ease is undefined; textstat's value 0.0 is reported"
 
@@ -66,7 +69,7 @@ class Readability(Scorer):
         self._approximation: dict[str, Any] = {}
         self.nltk_data: list[str] = []
 
-    def setup(self, runtime: Any) -> None:
+    def setup(self, runtime: Runtime) -> None:
         if runtime is not None:  # set up by hand: NLTK's own folders
             self.nltk_data = list(runtime.setting("lexicon.nltk_data") or [])
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalyard import Case, Score, Scorer
 
@@ -37,6 +37,9 @@ from . import nltk_support
 from .common import arthur_compat_field, missing_field
 from .proper_nouns import count_proper_nouns_and_numbers
 from .textcounts import lexicon_count, remove_punctuation
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 #: Arthur Bench's list, in its order, duplicate included (compat counting uses it as is).
 ARTHUR_VAGUE_WORDS = (
@@ -128,7 +131,7 @@ class Specificity(Scorer):
         self._approximation: dict[str, Any] = {}
         self.nltk_data: list[str] = []
 
-    def setup(self, runtime: Any) -> None:
+    def setup(self, runtime: Runtime) -> None:
         if runtime is not None:  # set up by hand: NLTK's own folders
             self.nltk_data = list(runtime.setting("lexicon.nltk_data") or [])
 

@@ -18,7 +18,7 @@ Settings (the driver's application, ``RaySettings``; variables as declared in ``
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalyard import InputError, Scorer, ScorerRef
 
@@ -26,6 +26,9 @@ from .cluster import capacity, check_nodes, connect
 from .pool import ActorPool, Progress
 from .settings import RaySettings
 from .worker import ScorerWorker, file_digest
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -66,7 +69,7 @@ class RayExecutor:
         self._actor_class: Any = None
         self._progress = Progress()
 
-    def bind(self, budget: Any, runtime: Any) -> None:
+    def bind(self, budget: Any, runtime: Runtime) -> None:
         """The run's runtime: each actor's scorer is set up with one rebuilt from its recipe."""
         self.recipe = getattr(runtime, "recipe", None)
 

@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalyard import InputError
+
+if TYPE_CHECKING:
+    from evalyard import Application
 
 #: (name, type, default, environment variable, help)
 DECLARED = (
@@ -34,7 +37,7 @@ class RaySettings:
     model_cpus: int = 1
 
     @classmethod
-    def of(cls, app: Any) -> "RaySettings":
+    def of(cls, app: Application) -> "RaySettings":
         """The application's values, checked (a value out of range names its variable)."""
         values = {name: app.setting(f"ray.{name}") for name, *_ in DECLARED}
         for (name, _, _, env, _) in DECLARED:

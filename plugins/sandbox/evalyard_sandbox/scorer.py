@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalyard import Case, Score, Scorer
 
 from .passk import pass_at_k
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 #: "refused": the restricted policy would not run the program -- a scorer error, never a 0
 LABELS = ("pass", "fail", "error", "timeout", "memory", "refused")
@@ -98,7 +101,7 @@ class PythonUnitTesting(Scorer):
         #: the worker's PATH: the application's ``sandbox.path`` (set by ``setup``)
         self.child_path: str | None = None
 
-    def setup(self, runtime: Any) -> None:
+    def setup(self, runtime: Runtime) -> None:
         if runtime is not None:  # set up by hand (tests): the default PATH
             self.child_path = runtime.setting("sandbox.path")
         # Start the worker when a run sets the scorer up (never in the constructor, so making a

@@ -18,9 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalyard import ConfigError
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 STOPWORDS = frozenset("""
 a about above after again against all also am an and any are as at be because been before being below between both
@@ -82,7 +85,7 @@ class JudgeEntailment:
     top_logprobs = 10
     raw_limit = 2000
 
-    def __init__(self, config: Any, runtime: Any) -> None:
+    def __init__(self, config: Any, runtime: Runtime) -> None:
         self.config = config
         try:
             self.judge = runtime.judge(self.template_name, config.model, scorer="trust", default=self.template_file,
@@ -116,7 +119,7 @@ class JudgeEntailment:
         return Entailment(int(judgement.value == 1.0), details, judgement.usage)
 
 
-def make_backend(name: str, config: Any, runtime: Any) -> Any:
+def make_backend(name: str, config: Any, runtime: Runtime) -> Any:
     from .extensions import make
 
     return make("entailment backend", name, runtime, config, runtime)

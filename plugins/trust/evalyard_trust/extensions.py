@@ -5,9 +5,12 @@ lists, tracing and a test's own plugins decide which exist in a run.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from evalyard import ConfigError
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 #: kind -> the trust plugin's hook that registers it
 HOOKS = {
@@ -16,12 +19,12 @@ HOOKS = {
 }
 
 
-def factories(kind: str, runtime: Any) -> dict[str, Callable[..., Any]]:
+def factories(kind: str, runtime: Runtime) -> dict[str, Callable[..., Any]]:
     """Every factory of this kind the run's plugins register."""
     return dict(runtime.registered(HOOKS[kind], kind))
 
 
-def make(kind: str, name: str, runtime: Any, *args: Any) -> Any:
+def make(kind: str, name: str, runtime: Runtime, *args: Any) -> Any:
     """The named backend or detector, built by its factory with ``args``."""
     found = factories(kind, runtime)
     if name not in found:

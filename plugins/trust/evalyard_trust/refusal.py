@@ -9,9 +9,12 @@ same). Other detectors plug in through the trust plugin's hook ``register_refusa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .text import normalize
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 REFUSAL_PHRASE = "I apologize, but I couldn't find an answer"
 REFUSAL_THRESHOLD = 85.0
@@ -71,7 +74,7 @@ def fuzzy_detector(config: Any) -> FuzzyRefusal:
                         exact=not config.corrected)
 
 
-def refusal_detector(name: str, config: Any, runtime: Any) -> Any:
+def refusal_detector(name: str, config: Any, runtime: Runtime) -> Any:
     from .extensions import make
 
     return make("refusal detector", name, runtime, config)

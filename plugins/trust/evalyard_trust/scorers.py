@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from evalyard import JudgeError, Score, Scorer, Usage
 
@@ -17,6 +17,9 @@ from .backends import EntailmentError, make_backend
 from .metrics import CASE_USAGE, Assessor, Item, ItemError, corpus_metrics
 from .refusal import REFUSAL_PHRASE, REFUSAL_THRESHOLD, refusal_detector
 from .text import SentenceSplitter
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 log = logging.getLogger("evalyard.trust")
 
@@ -65,7 +68,7 @@ class TrustScorer(Scorer):
 
     def __init__(self, config: Any = None, **options: Any) -> None:
         super().__init__(config, **options)
-        self.runtime: Any = None
+        self.runtime: Runtime | None = None
         self._assessor: Assessor | None = None
         self._backend: Any = None
         self._splitter = SentenceSplitter(self.config.sentences)
@@ -88,7 +91,7 @@ class TrustScorer(Scorer):
                             "(pass --judge-model or entailment=judge for real judgements)", self.name)
         return name
 
-    def setup(self, runtime: Any) -> None:
+    def setup(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._assessor = None
         self.assessor()

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalyard.cli import cli
-from evalyard.agreement import auc, best_threshold, cohen_kappa, folds, pearson, spearman
+from evalyard.analysis.agreement import auc, best_threshold, cohen_kappa, folds, pearson, spearman
 from testutil import ROOT
 
 EXAMPLE = ROOT / "examples" / "calibrate.jsonl"

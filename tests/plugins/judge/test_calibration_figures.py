@@ -206,3 +206,26 @@ def test_compare_and_calibrate_count_position_inconsistency_alike(app, rules, tm
     # the scorer's label for that pair is the side it picked (right, so no disagreement): counting labels
     # named "inconsistent", as calibrate did, would have missed it
     assert "what-is-the-capital-of-australia" not in {d["id"] for d in report["disagreements"]}
+
+
+def test_the_judge_row_of_the_baseline_table_is_always_held_out(app, rules, tmp_path):
+    """Issue 43: "the judge" row of calibrate's baseline table was the higher of the figure at the
+    judge's own threshold and its fitted threshold's held-out figure, so on some sets held-out
+    baselines were compared with a figure nothing was held out of. It is the held-out figure
+    whenever a threshold was fitted, named as such, with its interval."""
+    data = correctness(tmp_path)
+    # a judge that knows nothing: 0.55 at its own threshold, 0.20 for its fitted threshold held out
+    noise = dict(enumerate([0.26, 0.54, 0.38, 0.59, 0.61, 0.11, 0.06, 0.8, 0.28, 0.26, 0.95, 0.47, 0.8, 0.48, 0.63,
+                            0.19, 0.62, 0.83, 0.52, 0.72]))
+    model = judge(rules, noise)
+    report = json.loads(invoke(app, "calibrate", data, "-s", SCORER, "--judge-model", model, "--json").output)
+    held, at = report["threshold"]["held_out"], report["at_threshold"]
+    assert at["accuracy"] == 0.55 and held["accuracy"] == 0.2
+    assert report["judge_accuracy"] == held["accuracy"]
+    assert report["judge_figure"]["basis"] == "fitted threshold, 5-fold cross-validation"
+    # the warnings compare like with like: every held-out baseline (0.50) beats the held-out judge
+    assert "majority class beats the judge: accuracy 0.500 vs 0.200" in report["baseline_verdicts"]
+    plain = invoke(app, "calibrate", data, "-s", SCORER, "--judge-model", model).output
+    row = next(x for x in plain.splitlines() if x.startswith("the judge"))
+    assert "fitted threshold, 5-fold cross-validation" in row and "0.200 [0.050, 0.400]" in row and "-0.600" in row
+

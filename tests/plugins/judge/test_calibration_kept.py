@@ -137,12 +137,16 @@ def test_a_judge_that_response_length_beats_is_reported_as_such(app, rules, tmp_
     assert refused.exit_code == 2 and "nothing to save" in refused.output
 
 
-def test_calibrate_on_the_trust_score_entailment_judges_p_yes(rules, tmp_path, monkeypatch):
+#: Trust-Score's correctness with the entailment judge read by logprobs: no threshold of its own.
+TRUST_SCORER = "trust_correctness:mode=cm,entailment=judge,entailment_answer=logprobs"
+
+
+def trust_claims(rules, tmp_path, monkeypatch, p_yes: dict[int, float]):
+    """An application with the trust plugin, 12 claims (the even ones supported, by the human label)
+    and a scripted entailment judge answering "no" with P(yes) ``p_yes[n]`` for claim n."""
     from evalyard import Application
 
     monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,lexicon,trust")
-    app = Application()
-    p_yes = {n: (0.20 + 0.02 * n if n % 2 == 0 else 0.02 + 0.01 * n) for n in range(12)}
     rows = [{"id": f"claim{n:02d}", "input": "", "candidate": f"evidence {n:02d}: the text to check against",
              "context": [f"evidence {n:02d}"],
              "metadata": {"answers": [[f"claim {n:02d}"]], "answers_found": [[1]],
@@ -151,7 +155,13 @@ def test_calibrate_on_the_trust_score_entailment_judges_p_yes(rules, tmp_path, m
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     model = rules([{"template": "trust/entailment", "contains": f"claim {n:02d}", "content": "no", "logprobs": lp(p)}
                    for n, p in p_yes.items()])
-    scorer = "trust_correctness:mode=cm,entailment=judge,entailment_answer=logprobs"
+    return Application(), data, model
+
+
+def test_calibrate_on_the_trust_score_entailment_judges_p_yes(rules, tmp_path, monkeypatch):
+    app, data, model = trust_claims(rules, tmp_path, monkeypatch,
+                                    {n: (0.20 + 0.02 * n if n % 2 == 0 else 0.02 + 0.01 * n) for n in range(12)})
+    scorer = TRUST_SCORER
     result = invoke(app, "calibrate", data, "-s", scorer, "--judge-model", model, "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
@@ -231,7 +241,7 @@ def test_calibrate_on_a_checklists_normalized_score(rules, tmp_path, monkeypatch
 
 
 def test_the_labelled_example_sets_are_balanced_binary_and_calibrate(app):
-    from evalyard.agreement import polar
+    from evalyard.analysis.agreement import polar
 
     from testutil import ROOT
 
@@ -267,3 +277,30 @@ def test_one_uncalibrated_line_for_judges_only_and_calibrate_keeps_its_promise(m
     agreement = ran["scorers"]["contains"]["agreement"]
     assert agreement["status"] == "calibrated" and agreement["n"] == 20
     assert "contains: agrees with people" in invoke(app, "run", data, "-s", "contains").output
+
+
+def test_a_judge_without_a_threshold_shows_no_agreement_at_a_cut_the_run_does_not_apply(rules, tmp_path, monkeypatch):
+    """Issue 43: Trust-Score (no threshold of its own) run without --calibrated after `calibrate
+    --save` printed "agrees with people: accuracy 0.74, kappa 0.48 ... at value >= 0.2188, 5-fold
+    cross-validation": a cut on calibration_value the run does not apply, without saying which
+    value, without intervals. The run applies no cut, so it shows no agreement figure of its own;
+    the calibrated threshold's held-out figure comes with the value it cuts and its intervals."""
+    # the judge's P(yes) ranks the claims imperfectly: supported ones from 0.16, unsupported up to 0.24
+    app, data, model = trust_claims(rules, tmp_path, monkeypatch,
+                                    {n: (0.16 + 0.02 * n if n % 2 == 0 else 0.02 + 0.02 * n) for n in range(12)})
+    scorer = TRUST_SCORER
+    saved = json.loads(invoke(app, "calibrate", data, "-s", scorer, "--judge-model", model, "--save", "--json").output)
+    assert saved["value"] == "calibration_value" and saved["scorer_threshold"] is None
+    held = saved["threshold"]["held_out"]
+
+    ran = json.loads(invoke(app, "run", data, "-s", scorer, "--judge-model", model, "--json").output)
+    view = ran["scorers"]["trust_correctness"]["agreement"]
+    assert view["accuracy"] is None and view["kappa"] is None and view["no_cut"] is True
+    assert view["threshold_applied"] is False and view["value"] == "calibration_value"
+    plain = invoke(app, "run", data, "-s", scorer, "--judge-model", model).output
+    line = next(x for x in plain.splitlines() if "agrees with people" in x)
+    assert "no figure for this run: the scorer has no threshold of its own" in line
+    assert f"its calibrated threshold {saved['threshold']['threshold']:.4g} on calibration_value gets " in line
+    assert (f"accuracy {held['accuracy']:.2f} [{held['accuracy_ci'][0]:.2f}, {held['accuracy_ci'][1]:.2f}], "
+            f"kappa {held['kappa']:.2f} [") in line
+    assert "cross-validation; threshold: calibrated, or run --calibrated" in line

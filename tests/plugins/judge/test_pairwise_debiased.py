@@ -114,4 +114,75 @@ def test_compare_with_a_debiased_judge_counts_a_position_bound_judge_as_ties(app
     assert result.exit_code == 0, result.output
     ab = json.loads(result.output)["pairwise"]
     assert (ab["wins"], ab["losses"], ab["ties"]) == (0, 0, 6)
-    assert ab["win_rate"] == pytest.approx(0.55) and ab["position_inconsistent"] == 1.0
+    # six ties count half each: 50%, not the mean P(NEW better) 55% (kept as mean_preference)
+    assert ab["win_rate"] == 0.5 and ab["position_inconsistent"] == 1.0
+    assert ab["mean_preference"] == pytest.approx(0.55)
+
+
+#: The position-bound judge of the test above: "second" in both orders, a slight lean to NEW
+#: (mean P(NEW better) 0.55), inside the tie margin: every case a tie.
+POSITION_BOUND = [
+    {"template": "judge/pairwise", "regex": r"First response:\s*<data-\w+>\s*new", "content": "second",
+     "logprobs": lp(second=0.75, first=0.2, tie=0.05)},
+    {"template": "judge/pairwise", "content": "second", "logprobs": lp(second=0.85, first=0.1, tie=0.05)}]
+
+
+def _cli(app):
+    from click.testing import CliRunner
+
+    from evalyard.cli import cli
+
+    return lambda *args: CliRunner().invoke(cli, [str(a) for a in args], obj=app, catch_exceptions=False)
+
+
+def test_a_pairwise_ab_with_no_pair_won_says_so(app, rules, tmp_path):
+    """Issue 43: eight pairs the debiased judge called ties printed a win rate of 51.8% with an
+    interval above 50%, a length-controlled rate of 50.0% [50.0%, 50.0%] and 50% of "decisive"
+    verdicts to the longer response. NEW's answers are longer in half the cases, so each order's
+    words (always "second") go to the longer response half the time."""
+    import json
+
+    invoke = _cli(app)
+
+    def run_of(name, answers):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"id": f"q{n}", "input": f"question {n}", "candidate": a, "reference": "x"})
+                                + "\n" for n, a in enumerate(answers)))
+        return json.loads(invoke("run", path, "-s", "exact_match", "--name", name, "--json").output)["run_id"]
+
+    base = run_of("base", [f"base answer {n}" + " and more" * (n % 2) for n in range(8)])
+    new = run_of("new", [f"new answer {n}" + " and more" * (1 - n % 2) for n in range(8)])
+    judge = rules(POSITION_BOUND)
+    ab = json.loads(invoke("compare", base, new, "--judge", "pairwise:logprobs=true", "--judge-model", judge,
+                           "--json").output)["pairwise"]
+    assert (ab["wins"], ab["losses"], ab["ties"]) == (0, 0, 8)
+    assert ab["win_rate"] == 0.5 and ab["ci95"][0] <= 0.5 <= ab["ci95"][1]
+    assert ab["length_controlled_win_rate"] is None and ab["length_controlled_ci95"] is None
+    assert "no verdict was decisive" in ab["length_controlled_note"]
+    assert ab["decisive"] == 0 and ab["longer_won"] is None
+
+    text = invoke("compare", base, new, "--judge", "pairwise:logprobs=true", "--judge-model", judge).output
+    assert "win rate of NEW over BASE: 50.0%" in text
+    assert "length-controlled win rate: cannot be estimated (no verdict was decisive)" in text
+    assert "[50.0%, 50.0%]" not in text.split("length-controlled win rate:")[1].splitlines()[0]
+    assert "decisive verdicts that went to the longer response: none (no verdict was decisive)" in text
+
+
+def test_a_tie_does_not_pass(app, rules, tmp_path):
+    """Issue 43: ``run -s pairwise:logprobs=true`` passed a tie whose value was at or above 0.5
+    (pass 37.5% beside labels equal=8). Pass is the candidate's win; the words judge's split
+    (value 0.5) does not pass either."""
+    import json
+
+    invoke = _cli(app)
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({"id": f"p{n}", "input": f"question {n}", "candidate": f"new answer {n}",
+                                        "reference": f"base answer {n}"}) + "\n" for n in range(4)))
+    judge = rules(POSITION_BOUND)
+    out = json.loads(invoke("run", data, "-s", "pairwise:logprobs=true", "--judge-model", judge, "--json").output)
+    summary = out["scorers"]["pairwise"] if "scorers" in out else out["summary"]["pairwise"]
+    assert summary["labels"] == {"equal": 4} and summary["mean"] == pytest.approx(0.55)
+    assert summary["passed"] == 0 and summary["pass_rate"] == 0.0
+    words = json.loads(invoke("run", data, "-s", "pairwise", "--judge-model", judge, "--json").output)
+    split = words["scorers"]["pairwise"] if "scorers" in words else words["summary"]["pairwise"]
+    assert split["labels"] == {"inconsistent": 4} and split["mean"] == 0.5 and split["pass_rate"] == 0.0

@@ -32,9 +32,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .errors import InputError
-from .scoring import Score, Scorer
-from .suite import CALIBRATED
+from ..errors import InputError
+from ..scoring import Score, Scorer
+from ..suite import CALIBRATED
 
 
 def is_judge(spec: dict[str, Any]) -> bool:
@@ -80,46 +80,41 @@ def summary_of(row: Any) -> dict[str, Any]:
     return summary
 
 
-def apply_calibrations(store: Any, prepared: list, every_judge: bool = False) -> list[str]:
-    """Record, for each judge with a saved calibration, the one its figures come from; give each
-    scorer asked for ``threshold: calibrated`` (every judge with one when ``every_judge``) the
-    threshold it fitted. Returns the warnings to show (a threshold refused, or no better than a
-    baseline)."""
-    warnings = []
-    for p in prepared:
-        asked = p.spec.threshold == CALIBRATED
-        description = p.describe()
-        row = store.calibration(description["fingerprint"])
-        where = p.spec.origin or "scorer"
-        if row is None:
-            if asked:
-                raise InputError(f"{where}: scorer {p.name!r} asks for threshold: calibrated, but no saved calibration "
-                                 f"matches its fingerprint (scorer, config, judge model, template): run `evalyard "
-                                 f"calibrate DATA --scorer {p.name} --save` with the same options first")
-            continue
-        summary = summary_of(row)
-        p.calibration_used = {"id": row.id, "created_at": summary.get("created_at")}
-        if not (asked or every_judge):
-            continue
-        if summary.get("threshold") is None or summary.get("direction") != ">=":
-            reason = (f"its values run against the human labels (positive when value < {summary['threshold']:.4g}), "
-                      f"and a scorer passes on high values" if summary.get("direction") == "<="
-                      else "it has no fitted threshold")
-            if asked:
-                raise InputError(f"{where}: the saved calibration {row.id} of {p.name!r} cannot give a threshold: "
-                                 f"{reason}")
-            p.calibration_used["refused"] = reason
-            warnings.append(f"{p.name}: --calibrated: calibration {row.id} NOT applied: {reason}; the scorer keeps "
-                            f"its threshold {p.threshold}")
-            continue
-        p.spec.threshold = summary["threshold"]
-        p.calibration = {"id": row.id, "threshold": summary["threshold"], "value": summary.get("value", "value")}
-        held, majority = summary.get("held_out") or {}, summary.get("majority")
-        if held.get("accuracy") is not None and majority is not None and held["accuracy"] < majority:
-            warnings.append(f"{p.name}: --calibrated applies threshold {summary['threshold']:.4g} (calibration "
-                            f"{row.id}) whose held-out accuracy {held['accuracy']:.2f} is below the majority-class "
-                            f"baseline's {majority:.2f}: always answering the commoner label does better")
-    return warnings
+def apply_calibration(p: Any, row: Any, every_judge: bool = False) -> str | None:
+    """Record on a prepared scorer the saved calibration ``row`` (None: none matches its
+    fingerprint) its figures come from; give it the fitted threshold when it asked for ``threshold:
+    calibrated`` (any judge with ``every_judge``). Returns the warning to show, if any (a threshold
+    refused, or one no better than the majority-class baseline)."""
+    asked = p.spec.threshold == CALIBRATED
+    where = p.spec.origin or "scorer"
+    if row is None:
+        if asked:
+            raise InputError(f"{where}: scorer {p.name!r} asks for threshold: calibrated, but no saved calibration "
+                             f"matches its fingerprint (scorer, config, judge model, template): run `evalyard "
+                             f"calibrate DATA --scorer {p.name} --save` with the same options first")
+        return None
+    summary = summary_of(row)
+    p.calibration_used = {"id": row.id, "created_at": summary.get("created_at")}
+    if not (asked or every_judge):
+        return None
+    if summary.get("threshold") is None or summary.get("direction") != ">=":
+        reason = (f"its values run against the human labels (positive when value < {summary['threshold']:.4g}), "
+                  f"and a scorer passes on high values" if summary.get("direction") == "<="
+                  else "it has no fitted threshold")
+        if asked:
+            raise InputError(f"{where}: the saved calibration {row.id} of {p.name!r} cannot give a threshold: "
+                             f"{reason}")
+        p.calibration_used["refused"] = reason
+        return (f"{p.name}: --calibrated: calibration {row.id} NOT applied: {reason}; the scorer keeps "
+                f"its threshold {p.threshold}")
+    p.spec.threshold = summary["threshold"]
+    p.calibration = {"id": row.id, "threshold": summary["threshold"], "value": summary.get("value", "value")}
+    held, majority = summary.get("held_out") or {}, summary.get("majority")
+    if held.get("accuracy") is not None and majority is not None and held["accuracy"] < majority:
+        return (f"{p.name}: --calibrated applies threshold {summary['threshold']:.4g} (calibration "
+                f"{row.id}) whose held-out accuracy {held['accuracy']:.2f} is below the majority-class "
+                f"baseline's {majority:.2f}: always answering the commoner label does better")
+    return None
 
 
 def _figure_at(points: dict[str, Any], threshold: float, higher_is_better: bool) -> dict[str, Any]:
@@ -142,20 +137,14 @@ def figure_text(found: dict[str, Any]) -> str:
             f"kappa {_num(found.get('kappa'))}{_ci(found.get('kappa_ci'))}")
 
 
-def agreement(store: Any, spec: dict[str, Any]) -> dict[str, Any] | None:
+def agreement(spec: dict[str, Any], row: Any, newest: bool = False) -> dict[str, Any] | None:
     """What a run shows about one scorer's agreement with people: the figures of the saved
-    calibration the run used (any scorer can be calibrated: ``contains`` against human labels as
-    well as a judge), at the threshold the run used: the fitted one held out when it applied it,
-    else its own threshold (nothing fitted); ``{"status": "uncalibrated"}`` for a judge without
-    one; None for any other scorer without one."""
+    calibration ``row`` the run used (any scorer can be calibrated: ``contains`` against human
+    labels as well as a judge), at the threshold the run used: the fitted one held out when it
+    applied it, else its own threshold (nothing fitted); ``{"status": "uncalibrated"}`` for a
+    judge without one (``row`` None); None for any other scorer without one. ``newest``: ``row``
+    is the newest of the fingerprint, the run recorded none."""
     applied, used = spec.get("calibration"), spec.get("calibration_used")
-    row = None
-    for found in (applied, used):
-        if row is None and found:
-            row = store.calibration_by_id(found["id"])
-    newest = row is None and not used
-    if newest and spec.get("fingerprint"):  # a run made before runs recorded their calibration
-        row = store.calibration(spec["fingerprint"])
     if row is None:
         if not is_judge(spec):
             return None
@@ -171,7 +160,9 @@ def agreement(store: Any, spec: dict[str, Any]) -> dict[str, Any] | None:
                           f"{held.get('method')}", **held}
     else:
         figure = _uncalibrated_figure(summary, spec)
-    out = {"status": "calibrated", "calibration_id": row.id, "n": figure.get("n") or summary.get("n"),
+    no_cut = figure is None
+    figure = figure or {"rule": "no threshold: this run cuts nowhere"}
+    out = {"status": "calibrated", "calibration_id": row.id, "no_cut": no_cut, "n": figure.get("n") or summary.get("n"),
            "accuracy": figure.get("accuracy"), "accuracy_ci": figure.get("accuracy_ci"), "kappa": figure.get("kappa"),
            "kappa_ci": figure.get("kappa_ci"), "basis": figure.get("rule"), "threshold_applied": bool(applied),
            "fitted_threshold": summary.get("threshold"), "direction": summary.get("direction"),
@@ -195,17 +186,22 @@ def _rule_text(summary: dict[str, Any]) -> str:
     return f"value {'>=' if summary.get('direction') == '>=' else '<'} {summary['threshold']:.4g}"
 
 
-def _uncalibrated_figure(summary: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
-    """The agreement at the threshold a run used without the calibrated one."""
-    found = summary.get("at_threshold")
-    if found is None:  # saved before figures were kept per threshold
-        return {"rule": summary.get("basis"), "n": summary.get("n"), "accuracy": summary.get("accuracy"),
-                "kappa": summary.get("kappa")}
-    own = summary.get("scorer_threshold")
+def _uncalibrated_figure(summary: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The agreement at the threshold a run used without the calibrated one; None when the run cut
+    nowhere (a scorer with no threshold of its own, none given, and no labels to compare): it gave
+    no verdict to agree or disagree, and a figure at a fitted cut would be one it did not apply."""
     threshold = spec.get("threshold")
-    if isinstance(threshold, (int, float)) and own is not None and threshold != own and summary.get("points"):
+    numeric = isinstance(threshold, (int, float)) and not isinstance(threshold, bool)
+    found = summary.get("at_threshold")
+    if numeric and threshold != summary.get("scorer_threshold") and summary.get("points"):
         return _figure_at(summary["points"], threshold, spec.get("higher_is_better", True))
-    return found
+    if found is not None:
+        return found
+    if not numeric:
+        return None
+    # saved before figures were kept per threshold
+    return {"rule": summary.get("basis"), "n": summary.get("n"), "accuracy": summary.get("accuracy"),
+            "kappa": summary.get("kappa")}
 
 
 def _num(value: Any) -> str:
@@ -215,18 +211,23 @@ def _num(value: Any) -> str:
 def agreement_line(view: dict[str, Any]) -> str:
     """The line a run shows beside a judge's scores: its agreement at the threshold the run used,
     with intervals, n, and which calibration it comes from."""
-    text = (f"agrees with people: {figure_text(view)} on {view.get('n')} labelled cases at {view.get('basis')} "
-            f"(calibration {view['calibration_id']}, {(view.get('created_at') or '?')[:10]}, "
-            f"{os.path.basename(view.get('data') or '?')}"
-            + (", the newest: this run recorded none" if view.get("newest_not_recorded") else "") + ")")
+    source = (f"(calibration {view['calibration_id']}, {(view.get('created_at') or '?')[:10]}, "
+              f"{os.path.basename(view.get('data') or '?')}"
+              + (", the newest: this run recorded none" if view.get("newest_not_recorded") else "") + ")")
+    if view.get("no_cut"):
+        text = (f"agrees with people: no figure for this run: the scorer has no threshold of its own and the run "
+                f"gives none, so it passes or fails nothing {source}")
+    else:
+        text = f"agrees with people: {figure_text(view)} on {view.get('n')} labelled cases at {view.get('basis')} {source}"
     held = view.get("held_out") or {}
     if view.get("threshold_applied") and view.get("value", "value") != "value":
         text += (f"; pass/fail uses the calibrated threshold on {view['value']}, while the mean and corpus figures "
                  f"are of the value")
     elif not view.get("threshold_applied") and view.get("fitted_threshold") is not None and held:
         if view.get("direction") == ">=":
-            text += (f"; its calibrated threshold {view['fitted_threshold']:.4g} gets {figure_text(held)} held out "
-                     f"(threshold: calibrated, or run --calibrated)")
+            text += (f"; its calibrated threshold {view['fitted_threshold']:.4g} on {view.get('value', 'value')} "
+                     f"gets {figure_text(held)} on {held.get('n')} cases held out ({held.get('method')}; threshold: "
+                     f"calibrated, or run --calibrated)")
         else:
             text += (f"; its fitted threshold runs against the labels (positive when value < "
                      f"{view['fitted_threshold']:.4g}): --calibrated does not apply it")
@@ -252,23 +253,14 @@ def card_line(card: dict[str, Any]) -> str:
     return "judge card: " + "; ".join(parts)
 
 
-def agreements(store: Any, specs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """``agreement`` for each judge of a run, by scorer name."""
-    out = {}
-    for spec in specs or []:
-        view = agreement(store, spec)
-        if view is not None:
-            out[spec["name"]] = view
-    return out
-
-
 # -- calibrating a scorer against human labels ---------------------------------------
 
 DEFAULT_LABEL = "metadata.human_label"
 SHOWN_DISAGREEMENTS = 10
 
 
-def _label_of(case: Any, field: str) -> Any:
+def label_of(case: Any, field: str) -> Any:
+    """A case's human label in ``field`` (``metadata.KEY``, a text field, or a column kept in metadata)."""
     if field.startswith("metadata."):
         return case.metadata.get(field[len("metadata."):])
     if field in ("input", "candidate", "reference"):
@@ -276,33 +268,7 @@ def _label_of(case: Any, field: str) -> Any:
     return case.metadata.get(field)  # a column the loader kept in metadata
 
 
-def _run_scorer(run: Any, scorer: str | None) -> dict[str, Any]:
-    described = run.scorers or []
-    if scorer is None:
-        if len(described) != 1:
-            names = ", ".join(s["name"] for s in described) or "none"
-            raise InputError(f"run {run.id} has several scorers ({names}): choose one with --scorer")
-        return described[0]
-    for entry in described:
-        if scorer in (entry["name"], entry.get("qualified")):
-            return entry
-    names = ", ".join(s["name"] for s in described) or "none"
-    raise InputError(f"run {run.id} has no scorer {scorer!r} (it has: {names})")
-
-
-def _scorer_instance(app: Any, entry: dict[str, Any]) -> Any:
-    """The run's scorer, to ask it for the value calibration should use (its stored config, else defaults)."""
-    try:
-        cls = app.registry.scorers.entry(entry.get("qualified") or entry["name"]).obj
-    except Exception:  # a scorer no longer installed: its stored values still calibrate
-        return None
-    try:
-        return cls(cls.make_config(entry.get("config") or {}))
-    except Exception:
-        return cls()
-
-
-def _value_source(scorer: Any, asked: str) -> str:
+def value_source(scorer: Any, asked: str) -> str:
     """``auto``: the scorer's ``calibration_value`` when it defines one, else its value."""
     if asked != "auto":
         return asked
@@ -311,65 +277,30 @@ def _value_source(scorer: Any, asked: str) -> str:
     return "value"
 
 
-def _file_hash(path: str) -> str:
-    import hashlib
-
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
-
-
-def _stored_labels(app: Any, db: str | None, run_ref: str | None, scorer: str | None) -> tuple[Any, str, str, str]:
-    """The run's cases labelled in the database, as a labelled data file would give them."""
-    from types import SimpleNamespace
-
-    from .labels import labelled_cases
-
-    if run_ref is None:
-        raise InputError("give DATA (a labelled data file), or --run RUN_ID whose cases were labelled "
-                         "with `evalyard label`")
-    store = app.open_store(db)
-    run = store.get_run(run_ref)
-    cases, data_hash = labelled_cases(store, run.id, _run_scorer(run, scorer)["name"])
-    if not cases:
-        raise InputError(f"run {run.id} has no labels in {store.url}: label its cases with `evalyard label {run.id}`, "
-                         f"or give a labelled data file")
-    return SimpleNamespace(cases=cases), data_hash, f"labels of run {run.id}", DEFAULT_LABEL
-
-
-def calibration(app: Any, data: str | None, *, run_ref: str | None, scorer: str | None, label_field: str,
-                positive: str | None, judge_model: str | None, db: str | None, concurrency: int,
-                value: str = "auto", with_baselines: bool = True) -> dict[str, Any]:
-    from .agreement import Pair, agreement_report
-
-    if data is None:  # the labels people gave with `evalyard label`, kept with the run
-        suite, data_hash, data, label_field = _stored_labels(app, db, run_ref, scorer)
-    else:
-        suite, _ = app.load_suite(data)
-        data_hash = _file_hash(data)
-    labels = {c.id: _label_of(c, label_field) for c in suite.cases}
+def human_labels(labelled: list[Any], label_field: str, data: str | None) -> dict[str, Any]:
+    """Each case's human label by id; refused when no case has one (before anything is scored)."""
+    labels = {c.id: label_of(c, label_field) for c in labelled}
     if all(v is None or v == "" for v in labels.values()):
         raise InputError(f"no case carries a human label in {label_field} (choose the field with --label)",
                          path=data)
-    if run_ref is None:
-        if scorer is None:
-            raise InputError("give --run RUN_ID (an existing run) or --scorer NAME (to score the cases now)")
-        result = app.evaluate(data, [scorer], db=db, judge_model=judge_model, concurrency=concurrency,
-                              name=f"calibrate {scorer}")
-        run_ref = result.run_id
-        scorer = result.summary and next(iter(result.summary))
-    store = app.open_store(db)
-    run = store.get_run(run_ref)
-    entry = _run_scorer(run, scorer)
-    instance = _scorer_instance(app, entry)
-    source = _value_source(instance, value)
-    if source == "calibration_value" and instance is None:
-        raise InputError(f"scorer {entry['name']!r} is not installed: calibrate on --value value or details.KEY")
-    results = {r.case_id: r for r in store.results(run.id, entry["name"])}
-    cases = {c.id: c for c in store.run_cases(run)}
-    data_format = "claims" if any(_claims_of(c) for c in suite.cases) else "answers"
+    return labels
+
+
+def calibration_report(labelled: list[Any], results: dict[str, Any], scored_cases: dict[str, Any],
+                       entry: dict[str, Any], instance: Any, source: str, *, run_id: str, data: str,
+                       data_hash: str, label_field: str, positive: str | None,
+                       with_baselines: bool = True) -> dict[str, Any]:
+    """``evalyard calibrate``'s report: the human labels of the ``labelled`` cases (in
+    ``label_field``) against one scorer's stored ``results`` (rows by case id) in a run whose cases
+    are ``scored_cases``; ``instance`` is the scorer (None when it is no longer installed) and
+    ``source`` what number to fit on (``value_source``)."""
+    from .agreement import Pair, agreement_report
+
+    labels = human_labels(labelled, label_field, data)
+    data_format = "claims" if any(_claims_of(c) for c in labelled) else "answers"
     missing: list[str] = []
     pairs, skipped = [], {"no_human_label": 0, "no_result": 0, "scorer_error": 0, "no_verdict": 0}
-    for case in suite.cases:
+    for case in labelled:
         human = labels[case.id]
         row = results.get(case.id)
         if human is None or human == "":
@@ -385,24 +316,24 @@ def calibration(app: Any, data: str | None, *, run_ref: str | None, scorer: str 
             if number is None and row.label is None:
                 skipped["no_verdict"] += 1
                 continue
-            scored = cases.get(case.id, case)
+            scored = scored_cases.get(case.id, case)
             text, sources = baseline_texts(scored, data_format)
             pairs.append(Pair(case.id, human, number, row.label, row.details or {}, run_value=row.value,
                               candidate=text, sources=sources))
     if missing and len(missing) == len(pairs) + skipped["no_verdict"]:
         raise InputError(f"--value {source}: no number there in any result of {entry['name']} (first case "
-                         f"{missing[0]!r}); see a result's details with `evalyard runs show {run.id} --json`")
+                         f"{missing[0]!r}); see a result's details with `evalyard runs show {run_id} --json`")
     if not pairs:
-        raise InputError(f"no case has both a human label and a verdict of {entry['name']} in run {run.id} "
+        raise InputError(f"no case has both a human label and a verdict of {entry['name']} in run {run_id} "
                          f"(skipped: {', '.join(f'{k}={v}' for k, v in skipped.items() if v)})", path=data)
     report = agreement_report(pairs, higher_is_better=entry.get("higher_is_better", True),
                               scorer_threshold=_number_or_none(entry.get("threshold")), positive=positive,
                               with_baselines=with_baselines, scorer_labels=entry.get("labels") or (),
                               data_format=data_format)
     out = {"data": data, "data_hash": data_hash, "label_field": label_field, "positive": positive,
-           "run_id": run.id, "scorer": entry["name"], "qualified": entry.get("qualified"),
+           "run_id": run_id, "scorer": entry["name"], "qualified": entry.get("qualified"),
            "fingerprint": entry.get("fingerprint"), "fingerprint_data": entry.get("fingerprint_data"),
-           "value": source, "scorer_threshold": _number_or_none(entry.get("threshold")), "cases": len(suite.cases),
+           "value": source, "scorer_threshold": _number_or_none(entry.get("threshold")), "cases": len(labelled),
            "skipped": skipped, **report}
     out["card"] = judge_card(out, pairs)
     out["summary"] = summary(out)
@@ -484,7 +415,8 @@ def judge_card(report: dict[str, Any], pairs: list[Any]) -> dict[str, Any]:
             "position_consistency_ci": pairwise.get("position_consistency_ci")}
 
 
-def save_calibration(app: Any, report: dict[str, Any], db: str | None) -> int:
+def check_savable(report: dict[str, Any]) -> None:
+    """Refuse to save a calibration a run could not use (no fingerprint to match, nothing compared)."""
     if not report.get("fingerprint"):
         raise InputError(f"run {report['run_id']} stored no fingerprint for {report['scorer']} (a run made before "
                          f"fingerprints): calibrate with --scorer to score the cases again")
@@ -492,7 +424,3 @@ def save_calibration(app: Any, report: dict[str, Any], db: str | None) -> int:
         raise InputError(f"nothing to save: the human labels in {report['label_field']} and the verdicts of "
                          f"{report['scorer']} could not be compared (name the positive label with --positive)",
                          path=report["data"])
-    store = app.open_store(db)
-    return store.save_calibration(fingerprint=report["fingerprint"], scorer=report.get("qualified") or report["scorer"],
-                                  data_path=report["data"], data_hash=report["data_hash"], run_id=report["run_id"],
-                                  n=report["summary"]["n"], report=report)

@@ -11,7 +11,8 @@ it without error. Deltas are NEW - BASE, and "better" follows the scorer's
 interval of the mean delta lies on the worse side of zero (the clustered interval
 with ``cluster``).
 
-The pairs are streamed from one join in the database, in the NEW run's order: up to
+The pairs are streamed from one join in the database (``store.queries.paired_values``; the
+orchestration is ``services.compare_runs``), in the NEW run's order: up to
 ``stats.BOOTSTRAP_LIMIT`` of them are kept for the bootstrap, past it only running sums
 (the interval is then the normal one), the ``top`` worst cases and, with ``cluster``, one
 sum per cluster (``clustering``). Each scorer also gets a paired t test's p-value, Holm's
@@ -23,75 +24,38 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Any
+from typing import Any, Iterable
 
-from sqlalchemy import and_, select
-from sqlalchemy.orm import aliased
+from ..errors import InputError
 
 from .stats import BOOTSTRAP_LIMIT, bootstrap_ci, detectable_difference, holm, normal_ci, paired_test
-from .store.models import ResultRow
 
 TIE_TOLERANCE = 1e-9
 
 
-def compare_runs(store, base_ref: str, new_ref: str, top: int = 5, cluster: str | None = None) -> dict[str, Any]:
-    path = None
-    if cluster:
-        from .clustering import parse_cluster
-
-        path = parse_cluster(cluster)
-    base, new = store.get_run(base_ref), store.get_run(new_ref)
-    base_scorers = {s["name"]: s for s in base.scorers}
-    out: dict[str, Any] = {"base": base.id, "new": new.id, "scorers": {}, "fingerprint_changes": [],
-                           "cluster": cluster}
-    for spec in new.scorers:
-        name = spec["name"]
-        if name not in base_scorers:
-            continue
-        higher = spec.get("higher_is_better", True)
-        entry = _paired(store, base.id, new.id, name, higher, top)
-        if path is not None:
-            add_clustered(entry, store, base.id, new, name, cluster, path)
-        base_totals = ((base.totals or {}).get("scorers") or {}).get(name) or {}
-        new_totals = ((new.totals or {}).get("scorers") or {}).get(name) or {}
-        entry["aggregate"] = {
-            metric: {"base": base_totals.get("aggregate", {}).get(metric), "new": value,
-                     "delta": (value - base_totals["aggregate"][metric])
-                     if metric in base_totals.get("aggregate", {}) else None}
-            for metric, value in (new_totals.get("aggregate") or {}).items()
-        }
-        base_print, new_print = base_scorers[name].get("fingerprint"), spec.get("fingerprint")
-        if base_print != new_print:
-            out["fingerprint_changes"].append({
-                "scorer": name, "base": base_print, "new": new_print,
-                "differs_in": _differences(base_scorers[name].get("fingerprint_data"), spec.get("fingerprint_data")),
-            })
-        out["scorers"][name] = entry
-    add_holm(out)
-    out["only_in_base"] = sorted(set(base_scorers) - {s["name"] for s in new.scorers})
-    out["only_in_new"] = sorted({s["name"] for s in new.scorers} - set(base_scorers))
-    return out
+def scorer_changes(name: str, base_spec: dict[str, Any], spec: dict[str, Any], base_totals: dict[str, Any],
+                   new_totals: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """One scorer's corpus-level metrics as base/new/delta, and its fingerprint change (None when
+    both runs' fingerprints agree), from the two runs' stored descriptions and totals."""
+    base_aggregate = base_totals.get("aggregate") or {}
+    aggregate = {metric: {"base": base_aggregate.get(metric), "new": value,
+                          "delta": (value - base_aggregate[metric]) if metric in base_aggregate else None}
+                 for metric, value in (new_totals.get("aggregate") or {}).items()}
+    base_print, new_print = base_spec.get("fingerprint"), spec.get("fingerprint")
+    change = None if base_print == new_print else {
+        "scorer": name, "base": base_print, "new": new_print,
+        "differs_in": differences(base_spec.get("fingerprint_data"), spec.get("fingerprint_data"))}
+    return aggregate, change
 
 
-def _pairs(store, base_id: str, new_id: str, scorer: str):
-    """(case id, base value, new value) of the cases both runs scored, in the NEW run's order."""
-    b, n = aliased(ResultRow), aliased(ResultRow)
-    query = (select(n.case_id, b.value, n.value).select_from(n)
-             .join(b, and_(b.run_id == base_id, b.scorer == scorer, b.case_id == n.case_id))
-             .where(n.run_id == new_id, n.scorer == scorer, n.error.is_(None), n.value.is_not(None),
-                    b.error.is_(None), b.value.is_not(None))
-             .order_by(n.id))
-    with store.engine.connect() as connection:
-        yield from connection.execution_options(yield_per=10_000).execute(query)
-
-
-def _paired(store, base_id: str, new_id: str, scorer: str, higher: bool, top: int) -> dict[str, Any]:
+def paired(pairs: Iterable[tuple[str, float, float]], higher: bool, top: int) -> dict[str, Any]:
+    """One scorer's paired figures from its (case id, base value, new value) pairs, streamed."""
     sign = 1 if higher else -1
     kept: list[tuple[float, float]] | None = []  # (base, new) while there are few enough to bootstrap
     count = wins = losses = 0
     base_sum = new_sum = mean = squares = 0.0
     worst: list[tuple[float, int, str, float, float]] = []  # a max-heap (negated keys) of the `top` worst
-    for case_id, b, v in _pairs(store, base_id, new_id, scorer):
+    for case_id, b, v in pairs:
         d = v - b
         count += 1
         base_sum += b
@@ -156,17 +120,14 @@ def add_holm(out: dict[str, Any]) -> None:
     out["tests"] = len(tested)
 
 
-def add_clustered(entry: dict[str, Any], store, base_id: str, new_run, scorer: str, field: str,
-                   path: tuple[str, ...]) -> None:
-    """The cluster-robust interval, test and detectable difference beside the naive ones; the
-    verdict ``regressed`` then follows the clustered interval."""
-    from .clustering import describe, paired_cluster_totals
+def add_clustered(entry: dict[str, Any], field: str, totals: list[tuple[int, float]], with_field: int,
+                  run_id: str) -> None:
+    """The cluster-robust interval, test and detectable difference beside the naive ones, from the
+    per-cluster totals of the deltas; the verdict ``regressed`` then follows the clustered interval."""
+    from .clustering import describe
 
-    totals, with_field = paired_cluster_totals(store, base_id, new_run, scorer, path)
     if totals and not with_field:
-        from .errors import InputError
-
-        raise InputError(f"--cluster: no case of run {new_run.id} has {field}")
+        raise InputError(f"--cluster: no case of run {run_id} has {field}")
     view = describe(field, totals, with_field, entry["se"], entry["ci95"])
     entry["clustered"] = view
     if view is None:
@@ -190,12 +151,12 @@ def _detectable(se: float | None, n: int, clusters: int | None = None) -> dict[s
             "alpha": 0.05, "power": 0.8}
 
 
-def _differences(base: Any, new: Any, prefix: str = "") -> list[str]:
+def differences(base: Any, new: Any, prefix: str = "") -> list[str]:
     """Which keys of two fingerprint records differ (``config.case_sensitive``, ``version``)."""
     if isinstance(base, dict) and isinstance(new, dict):
         keys = sorted(set(base) | set(new))
         found: list[str] = []
         for key in keys:
-            found += _differences(base.get(key), new.get(key), f"{prefix}{key}.")
+            found += differences(base.get(key), new.get(key), f"{prefix}{key}.")
         return found
     return [] if base == new else [prefix.rstrip(".") or "unknown (a run made before fingerprints)"]

@@ -4,11 +4,13 @@ The cases both runs answered become a run of their own: each case's candidate is
 response and its reference BASE's, scored by a pairwise judge that sees both orders (value 1:
 NEW won both, 0.5: a tie or a split, 0: BASE won both; ``details.verdicts`` hold each order's
 winner). Being a run, it is stored, cached and resumable like any judged run, and found again
-by the same (BASE, NEW, judge fingerprint) instead of judged twice.
+by the same (BASE, NEW, judge fingerprint) instead of judged twice (``services.pairwise_run``).
 
 From its results:
 
-- the **win rate** of NEW over BASE (ties count half) with a paired bootstrap interval;
+- the **win rate** of NEW over BASE by the judge's verdicts (NEW won 1, a tie or a split 0.5, BASE
+  won 0: ties count half) with a bootstrap interval over cases; beside it the mean of the judge's
+  values (``mean_preference``: a logprobs judge's mean debiased P(NEW better));
 - the share of cases whose two orders disagree (**position-inconsistent**);
 - the **length-controlled win rate**, as alpaca-eval 2 computes it: a logistic regression of each
   verdict (NEW won 1, tie 0.5, BASE won 0) on tanh(length difference / its standard deviation)
@@ -18,30 +20,34 @@ From its results:
   (the judge always picks the longer answer) the win rate at equal length falls back towards
   0.5 instead of being decided by which answer happened to be longer;
 - the share of decisive verdicts that went to the **longer** response.
+
+With no decisive verdict, the length-controlled rate cannot be estimated (the regression would
+return its prior's 0.5) and is None with ``length_controlled_note`` saying why; neither is an
+interval of zero width printed.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterable
 
+from ..errors import InputError
+from ..scoring import Case
+from ..suite import Suite
 from .agreement import orders_disagree
-from .errors import InputError
-from .scoring import Case
-from .stats import SEED, bootstrap_ci
-from .suite import Suite
+from .stats import bootstrap, bootstrap_ci
 
 #: Prior precisions (1 / variance) of the intercept, the length slope and the position slope.
 PRIOR_PRECISION = (1.0, 0.01, 1.0)
 LC_BOOTSTRAP_SAMPLES = 500
 
 
-def pairwise_suite(store: Any, base: Any, new: Any) -> Suite:
+def pairwise_suite(base: Any, new: Any, base_cases: Iterable[Case], new_cases: Iterable[Case]) -> Suite:
     """The cases both runs have a response for: NEW's response as candidate, BASE's as reference."""
-    base_cases = {c.id: c for c in store.run_cases(base)}
+    by_id = {c.id: c for c in base_cases}
     cases = []
-    for case in store.run_cases(new):
-        other = base_cases.get(case.id)
+    for case in new_cases:
+        other = by_id.get(case.id)
         if other is None or other.candidate is None or case.candidate is None:
             continue
         metadata = {"reference": case.reference} if case.reference is not None else {}
@@ -51,26 +57,6 @@ def pairwise_suite(store: Any, base: Any, new: Any) -> Suite:
         raise InputError(f"runs {base.id} and {new.id} share no case with a response in both")
     return Suite(name=f"pairwise {base.id} vs {new.id}", cases=cases,
                  source=f"evalyard compare {base.id} {new.id} --judge")
-
-
-def pairwise_run(app: Any, base_ref: str, new_ref: str, *, judge: str = "pairwise", judge_model: str | None = None,
-                 db: str | None = None, concurrency: int = 4) -> str:
-    """The id of the pairwise judge's run over BASE and NEW: an earlier one with the same judge
-    (resumed when it was interrupted), else a new one."""
-    store = app.open_store(db)
-    base, new = store.get_run(base_ref), store.get_run(new_ref)
-    suite = pairwise_suite(store, base, new)
-    plan = app.plan(suite, [judge], name=suite.name, judge_model=judge_model, concurrency=concurrency)
-    if not {"candidate", "reference"} <= set(type(plan.scorers[0].scorer).labels):
-        raise InputError(f"--judge {judge}: not a pairwise judge (one that names the better of candidate and "
-                         f"reference in both orders, such as pairwise or summary_quality)")
-    fingerprint = plan.scorers[0].describe()["fingerprint"]
-    for row, stored_suite in store.list_runs(limit=None, suite=suite.name):
-        if stored_suite.version == suite.version and [s.get("fingerprint") for s in row.scorers] == [fingerprint]:
-            if row.status != "completed":
-                app.resume(row.id, db=db, concurrency=concurrency)
-            return row.id
-    return app.execute(plan, db=db, concurrency=concurrency).run_id
 
 
 def _sigmoid(x: Any) -> Any:
@@ -98,11 +84,11 @@ def fit_preference(length_feature: Any, position: Any, outcome: Any) -> Any:
     return beta
 
 
-def _judgements(store: Any, run: Any, scorer: str) -> tuple[list[dict[str, Any]], int]:
-    """One record per case (its value, each order's winner, both lengths) and the number of errors."""
-    cases = {c.id: c for c in store.run_cases(run)}
+def judgements(cases: dict[str, Case], results: Iterable[Any]) -> tuple[list[dict[str, Any]], int]:
+    """One record per case (its value, each order's winner, both lengths) from a pairwise run's
+    cases (by id) and result rows, and the number of errors."""
     records, errors = [], 0
-    for row in store.results(run.id, scorer):
+    for row in results:
         if row.error is not None or row.value is None:
             errors += 1
             continue
@@ -113,53 +99,75 @@ def _judgements(store: Any, run: Any, scorer: str) -> tuple[list[dict[str, Any]]
     return records, errors
 
 
-def pairwise_stats(store: Any, run_id: str) -> dict[str, Any]:
+#: A case's verdict as a win share of NEW, by the judge's label (ties and splits count half).
+LABEL_OUTCOME = {"candidate": 1.0, "reference": 0.0, "equal": 0.5, "inconsistent": 0.5}
+
+
+def outcome(record: dict[str, Any]) -> float:
+    """NEW won 1, a tie or a split 0.5, BASE won 0: by the judge's label, which for a
+    position-debiased judge (logprobs) is a tie when its mean P(NEW better) is within its margin;
+    a record without a known label by its value's side of 0.5."""
+    found = LABEL_OUTCOME.get(record.get("label"))
+    if found is not None:
+        return found
+    value = record["value"]
+    return 1.0 if value > 0.5 else 0.0 if value < 0.5 else 0.5
+
+
+def pairwise_stats(run_id: str, scorer: str, records: list[dict[str, Any]], errors: int) -> dict[str, Any]:
     """Win rate, its bootstrap interval, position inconsistency, the length-controlled win rate and
-    the share of wins that went to the longer response, from a pairwise run's results."""
+    the share of decisive verdicts that went to the longer response, from a pairwise run's
+    ``judgements``. ``mean_preference`` is the mean of the judge's values (for a logprobs judge,
+    its mean debiased P(NEW better)): beside the win rate, not instead of it."""
     import numpy as np
 
-    run = store.get_run(run_id)
-    scorer = run.scorers[0]["name"]
-    records, errors = _judgements(store, run, scorer)
-    out: dict[str, Any] = {"run_id": run.id, "judge": scorer, "cases": len(records), "errors": errors,
+    out: dict[str, Any] = {"run_id": run_id, "judge": scorer, "cases": len(records), "errors": errors,
                            "win_rate": None, "ci95": None, "wins": 0, "losses": 0, "ties": 0,
-                           "position_inconsistent": None, "length_controlled_win_rate": None,
-                           "length_controlled_ci95": None, "longer_won": None, "length_explains_all": None}
+                           "mean_preference": None, "position_inconsistent": None,
+                           "length_controlled_win_rate": None, "length_controlled_ci95": None,
+                           "length_controlled_note": None, "decisive": 0, "longer_won": None,
+                           "length_explains_all": None}
     if not records:
         return out
-    values = [r["value"] for r in records]
-    out["win_rate"] = sum(values) / len(values)
-    ci = bootstrap_ci(values)
+    outcomes = [outcome(r) for r in records]
+    out["win_rate"] = sum(outcomes) / len(outcomes)
+    ci = bootstrap_ci(outcomes)  # resampling cases; all ties give [0.5, 0.5], never an interval without 0.5
     out["ci95"] = list(ci) if ci else None
-    # by the judge's label: a position-debiased judge (logprobs) calls a value near 0.5 a tie
-    out["wins"] = sum(1 for r in records if r["label"] == "candidate")
-    out["losses"] = sum(1 for r in records if r["label"] == "reference")
-    out["ties"] = len(values) - out["wins"] - out["losses"]
+    out["mean_preference"] = sum(r["value"] for r in records) / len(records)
+    out["wins"] = outcomes.count(1.0)
+    out["losses"] = outcomes.count(0.0)
+    out["ties"] = len(outcomes) - out["wins"] - out["losses"]
     out["position_inconsistent"] = sum(1 for r in records if orders_disagree([w for _, w in r["orders"]])) / len(records)
     out["mean_length"] = {"base": sum(r["base_length"] for r in records) / len(records),
                           "new": sum(r["new_length"] for r in records) / len(records)}
 
-    # one observation per order: NEW won 1, tie 0.5, BASE won 0
-    case_index, difference, position, outcome = [], [], [], []
+    # One observation per order: NEW won 1, tie 0.5, BASE won 0. A case the judge called a tie
+    # counts as a tie in both orders: a debiased judge's words in one order (which position it
+    # named) are the position pull its tie already averaged out, not a verdict.
+    case_index, difference, position, observed = [], [], [], []
     longer_won = decisive_with_longer = 0
     for i, r in enumerate(records):
         delta = r["new_length"] - r["base_length"]
         for order, winner in r["orders"]:
-            y = {"candidate": 1.0, "reference": 0.0}.get(winner, 0.5)
+            y = 0.5 if r.get("label") == "equal" else {"candidate": 1.0, "reference": 0.0}.get(winner, 0.5)
             case_index.append(i)
             difference.append(delta)
             position.append(1.0 if order == "candidate_first" else -1.0)
-            outcome.append(y)
+            observed.append(y)
+            out["decisive"] += y != 0.5
             if y != 0.5 and delta != 0:
                 decisive_with_longer += 1
                 longer_won += (y == 1.0) == (delta > 0)
     if decisive_with_longer:
         out["longer_won"] = longer_won / decisive_with_longer
         out["length_explains_all"] = longer_won in (0, decisive_with_longer)
-    if not outcome:
+    if not observed:
+        return out
+    if not out["decisive"]:  # every verdict a tie: the regression would only return its prior's 0.5
+        out["length_controlled_note"] = "cannot be estimated: no verdict was decisive"
         return out
     difference_arr = np.asarray(difference, dtype=float)
-    position_arr, outcome_arr = np.asarray(position), np.asarray(outcome)
+    position_arr, outcome_arr = np.asarray(position), np.asarray(observed)
     index_arr = np.asarray(case_index)
     scale = difference_arr.std()
 
@@ -167,19 +175,22 @@ def pairwise_stats(store: Any, run_id: str) -> dict[str, Any]:
         feature = np.tanh(difference_arr[rows] / scale) if scale > 0 else np.zeros(len(rows))
         return float(_sigmoid(fit_preference(feature, position_arr[rows], outcome_arr[rows])[0]))
 
-    everything = np.arange(len(outcome))
+    everything = np.arange(len(observed))
     out["length_controlled_win_rate"] = lc_rate(everything)
     # Resample cases (both orders of a case together) and refit. Not when length explains every
     # verdict: each resample is separated too, and its interval would only echo the prior.
     if len(records) >= 2 and not out["length_explains_all"]:
-        rng = np.random.default_rng(SEED)
         by_case = [everything[index_arr == i] for i in range(len(records))]
-        rates = []
-        for _ in range(LC_BOOTSTRAP_SAMPLES):
-            chosen = rng.integers(0, len(records), len(records))
-            rates.append(lc_rate(np.concatenate([by_case[i] for i in chosen])))
-        low, high = np.quantile(rates, [0.025, 0.975])
-        out["length_controlled_ci95"] = [float(low), float(high)]
+        found = bootstrap(lambda chosen: lc_rate(np.concatenate([by_case[i] for i in chosen])), len(records),
+                          samples=LC_BOOTSTRAP_SAMPLES)
+        if found is not None and found[1] - found[0] < 1e-9:
+            # every resample refits to one rate: the verdicts (position alone, say) leave the rate
+            # at equal length to the prior, and a zero-width interval would claim certainty
+            out["length_controlled_note"] = "no interval: every resample of the cases gives the same rate"
+        else:
+            out["length_controlled_ci95"] = found
+    elif len(records) < 2:
+        out["length_controlled_note"] = "no interval: one case"
     return out
 
 
@@ -196,14 +207,20 @@ def pairwise_lines(stats: dict[str, Any]) -> list[str]:
     if stats["win_rate"] is None:
         return lines
     lengths = stats["mean_length"]
+    note = stats.get("length_controlled_note")
+    lc = (f"cannot be estimated ({note.split(': ', 1)[1]})" if stats["length_controlled_win_rate"] is None and note
+          else pct(stats["length_controlled_win_rate"]) + interval(stats["length_controlled_ci95"])
+          + (f" ({note})" if note else ""))
     lines += [f"  win rate of NEW over BASE: {pct(stats['win_rate'])}{interval(stats['ci95'])}  "
-              f"(wins {stats['wins']}, losses {stats['losses']}, ties or splits {stats['ties']})",
-              f"  length-controlled win rate: {pct(stats['length_controlled_win_rate'])}"
-              f"{interval(stats['length_controlled_ci95'])}  (mean length: BASE {lengths['base']:.0f}, "
+              f"(wins {stats['wins']}, losses {stats['losses']}, ties or splits {stats['ties']}; ties and splits "
+              f"count half)",
+              f"  length-controlled win rate: {lc}  (mean length: BASE {lengths['base']:.0f}, "
               f"NEW {lengths['new']:.0f} characters)",
               f"  position-inconsistent: {pct(stats['position_inconsistent'])} of cases (the two orders disagree)"]
     if stats["longer_won"] is not None:
         lines.append(f"  decisive verdicts that went to the longer response: {pct(stats['longer_won'])}")
+    elif not stats.get("decisive"):
+        lines.append("  decisive verdicts that went to the longer response: none (no verdict was decisive)")
     if stats["length_explains_all"]:
         lines.append("  WARNING: length alone explains every decisive verdict; the length-controlled rate then rests "
                      "on the assumption that equal-length answers are even, and has no interval (judge more cases, "

@@ -1,17 +1,18 @@
 """Agreement between a scorer and human labels: accuracy, Cohen's kappa, Pearson and
 Spearman, a confusion matrix, the best threshold of a numeric scorer against binary
-labels, and the cases where they disagree. Pure functions, no imports beyond the standard
-library, so ``evalyard calibrate`` starts fast.
+labels, and the cases where they disagree. Pure functions over values; the intervals are
+``stats.bootstrap``'s.
 """
 
 from __future__ import annotations
 
 import math
-import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
+
+from .stats import bootstrap
 
 #: Spellings of a positive / negative verdict, so human "1"/"true"/"pass" meets a judge's "yes".
 POSITIVE = {"1", "1.0", "yes", "y", "true", "pass", "passed", "correct", "good", "supported", "positive", "faithful",
@@ -123,26 +124,13 @@ def confusion(truth: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
     return {"labels": labels, "matrix": [[counts[(t, p)] for p in labels] for t in labels]}
 
 
+#: Resamples of the agreement intervals (``stats.bootstrap``, the one bootstrap): fewer than a
+#: mean's, as each one recomputes kappa or AUC in Python.
 BOOTSTRAP_SAMPLES = 1000
-BOOTSTRAP_SEED = 0
 
 
-def bootstrap_interval(statistic: Any, n: int, samples: int = BOOTSTRAP_SAMPLES) -> list[float] | None:
-    """95% percentile-bootstrap interval of ``statistic(indices)`` over the n cases resampled with
-    replacement (Efron & Tibshirani 1993, ch. 13); resamples where it is undefined (None) are left
-    out, and None comes back when most are, or n < 2. Seeded: the same data give the same interval."""
-    if n < 2:
-        return None
-    rng = random.Random(BOOTSTRAP_SEED)
-    found = []
-    for _ in range(samples):
-        value = statistic([rng.randrange(n) for _ in range(n)])
-        if value is not None:
-            found.append(value)
-    if len(found) < samples / 2:
-        return None
-    found.sort()
-    return [found[int(0.025 * (len(found) - 1))], found[int(math.ceil(0.975 * (len(found) - 1)))]]
+def _interval(statistic: Any, n: int) -> list[float] | None:
+    return bootstrap(statistic, n)
 
 
 def figures(truth: Sequence[Any], predicted: Sequence[Any]) -> dict[str, Any]:
@@ -150,10 +138,10 @@ def figures(truth: Sequence[Any], predicted: Sequence[Any]) -> dict[str, Any]:
     n = len(truth)
     hits = [t == p for t, p in zip(truth, predicted)]
     return {"n": n, "accuracy": sum(hits) / n if n else None,
-            "accuracy_ci": bootstrap_interval(lambda rows: sum(hits[i] for i in rows) / len(rows), n),
+            "accuracy_ci": _interval(lambda rows: sum(hits[i] for i in rows) / len(rows), n),
             "kappa": cohen_kappa(truth, predicted),
-            "kappa_ci": bootstrap_interval(lambda rows: cohen_kappa([truth[i] for i in rows],
-                                                                    [predicted[i] for i in rows]), n)}
+            "kappa_ci": _interval(lambda rows: cohen_kappa([truth[i] for i in rows],
+                                                           [predicted[i] for i in rows]), n)}
 
 
 def label_agreement(truth: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
@@ -204,7 +192,7 @@ def auc(values: Sequence[float], positive: Sequence[bool]) -> float | None:
 
 
 def auc_interval(values: Sequence[float], positive: Sequence[bool]) -> list[float] | None:
-    return bootstrap_interval(lambda rows: auc([values[i] for i in rows], [positive[i] for i in rows]), len(values))
+    return _interval(lambda rows: auc([values[i] for i in rows], [positive[i] for i in rows]), len(values))
 
 
 HELD_OUT_FOLDS = 5
@@ -422,7 +410,7 @@ def pairwise_figures(pairs: list[Pair], truth: Sequence[str], predicted: Sequenc
     consistent = [not orders_disagree(_winners(p)) for p in pairs]
     return {"n": n, "decided": n - ties, "ties_or_splits": ties,
             "position_consistency": sum(consistent) / n if n else None,
-            "position_consistency_ci": bootstrap_interval(lambda rows: sum(consistent[i] for i in rows) / len(rows), n),
+            "position_consistency_ci": _interval(lambda rows: sum(consistent[i] for i in rows) / len(rows), n),
             **{k: v for k, v in figures(truth, predicted).items() if k != "n"}}
 
 
@@ -558,8 +546,8 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
             if with_baselines and len(set(sides)) == 2:
                 report["baselines"] = baselines(valued, sides, data_format)
                 report["best_baseline"] = best_baseline(report["baselines"])
-    judge_accuracy = _judge_accuracy(report)
-    report["judge_accuracy"] = judge_accuracy
+    report["judge_figure"] = _judge_figure(report)
+    judge_accuracy = report["judge_accuracy"] = (report["judge_figure"] or {}).get("accuracy")
     if report["baselines"]:
         report["baseline_verdicts"] = baseline_verdicts(judge_accuracy, report["baselines"])
     if predicted is not None and truth is not None:
@@ -570,9 +558,15 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
     return report
 
 
-def _judge_accuracy(report: dict[str, Any]) -> float | None:
-    """The judge's best honest figure: at the threshold a run uses, or its fitted threshold held out."""
-    found = [(report["at_threshold"] or {}).get("accuracy"),
-             ((report["threshold"] or {}).get("held_out") or {}).get("accuracy")]
-    found = [f for f in found if f is not None]
-    return max(found) if found else None
+def _judge_figure(report: dict[str, Any]) -> dict[str, Any] | None:
+    """The judge's figure in the baseline table, measured as the baselines are: held out. With a
+    fitted threshold, that threshold on the folds it was not fitted on; without one (a judge
+    compared by its labels, nothing fitted), its figure as it stands, which nothing was fitted to.
+    Never the higher of two kinds of figure: the warnings compare it with held-out baselines."""
+    held = (report["threshold"] or {}).get("held_out")
+    if held and held.get("accuracy") is not None:
+        return {"basis": f"fitted threshold, {held['method']}", **held}
+    at = report["at_threshold"]
+    if at and at.get("accuracy") is not None:
+        return {"basis": f"{at['rule']} (nothing fitted)", **at}
+    return None

@@ -1,0 +1,9 @@
+"""The statistics: pure functions over rows and values, with no store and no application.
+
+``stats`` (summaries, the one bootstrap, t and clustered intervals, Holm), ``agreement`` (a
+scorer against human labels), ``calibration`` (what a run shows of a saved calibration, the
+calibrate report), ``comparison`` (two runs case by case), ``clustering`` (cluster-robust
+figures), ``pairwise`` (a pairwise judge's A/B) and ``labels`` (which cases to label). They are
+fed rows by the store's named queries (``evalyard.store``) and orchestrated by the application's
+services (``evalyard.services``); a test holds them to importing neither.
+"""
