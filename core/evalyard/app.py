@@ -689,16 +689,16 @@ class Application:
                          error=error, generation=totals.get("generation"), usage=totals.get("usage"),
                          _store=runner.store)
 
-    def estimate(self, plan: "RunPlan | None" = None, *, db: str | None = None, concurrency: int = 4,
+    def forecast(self, plan: "RunPlan | None" = None, *, db: str | None = None, concurrency: int = 4,
                  resume: str | None = None, executor: str | None = None) -> dict[str, Any]:
         """What a run would cost before it runs (``evalyard run --plan``): per scorer and generator,
         model calls and cache hits, tokens, cost online and in batch, and time, each with how it was
-        made (``evalyard.planning``). Nothing is called and nothing is stored; the database is only
+        made (``evalyard.forecast``). Nothing is called and nothing is stored; the database is only
         read (not created). ``resume``: plan only what that run still misses (``plan`` is then the
         same command's plan, checked against the run, or None)."""
         from types import SimpleNamespace
 
-        from .planning import estimate
+        from .forecast import forecast
         from .runner import Runner
         from .services import open_existing_store
 
@@ -720,7 +720,7 @@ class Application:
         runner = Runner(store, registry, concurrency=concurrency, runtime=plan.runtime)  # its executors only
         try:
             runner.check_executors(plan.scorers)
-            return estimate(plan, store, concurrency=concurrency,
+            return forecast(plan, store, concurrency=concurrency,
                             use_cache=bool(plan.settings.get("use_cache", True)),
                             batch=bool(plan.settings.get("batch")), resume_run=resume_run, executors=runner.executor)
         finally:

@@ -135,7 +135,7 @@ def execute_request(app: "Application", request: RunRequest) -> RunOutcome:
                          max_cost=request.max_cost)
     if request.forecast_only or (request.max_cost is not None and not request.run_to_cap):
         try:
-            outcome.forecast = app.estimate(plan, db=request.db, concurrency=request.concurrency,
+            outcome.forecast = app.forecast(plan, db=request.db, concurrency=request.concurrency,
                                             resume=request.resume, executor=request.executor)
         except BaseException:
             if plan is not None:

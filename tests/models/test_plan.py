@@ -148,5 +148,5 @@ def test_a_streaming_suite_is_planned_without_loading_its_cases(app, tmp_path, r
     data = write(tmp_path / "many.jsonl", cases(300))
     monkeypatch.setattr(Suite, "cases", property(lambda self: pytest.fail("the plan loaded every case")))
     planned = app.plan(str(data), [judge], judge_model=model)
-    report = app.estimate(planned)
+    report = app.forecast(planned)
     assert report["totals"]["calls"] == 300

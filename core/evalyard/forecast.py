@@ -1,6 +1,7 @@
-"""Know the cost before the run: ``evalyard run SUITE --plan``.
+"""Know the cost before the run: the forecast ``evalyard run SUITE --plan`` prints.
 
-A plan walks the work a run would do (every case x scorer, and every case the generator would
+(A *plan* in the code is a resolved run, ``Application.plan`` -> ``RunPlan``; what a run would
+cost is its *forecast*.) A forecast walks the work a run would do (every case x scorer, and every case the generator would
 fill; on ``--resume`` only the pairs still missing) one case at a time, so a suite of millions is
 never loaded whole, and asks each scorer and generator for the requests it would send
 (``planned_requests``: rendered by the same code that sends them, cache key included). Nothing
@@ -108,7 +109,7 @@ class Line:
         return self.models.setdefault(model, ModelTally())
 
 
-class Planner:
+class Forecaster:
     def __init__(self, plan: Any, store: Store, *, concurrency: int = 4, use_cache: bool = True,
                  batch: bool = False, resume_run: Any = None, executors: Any = None) -> None:
         self.plan = plan
@@ -632,11 +633,11 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def estimate(plan: Any, store: Store, *, concurrency: int = 4, use_cache: bool = True, batch: bool = False,
+def forecast(plan: Any, store: Store, *, concurrency: int = 4, use_cache: bool = True, batch: bool = False,
              resume_run: Any = None, executors: Any = None) -> dict[str, Any]:
     """The plan's figures (see the module's doc): per scorer and generator, per model."""
     started = time.perf_counter()
-    planner = Planner(plan, store, concurrency=concurrency, use_cache=use_cache, batch=batch,
+    planner = Forecaster(plan, store, concurrency=concurrency, use_cache=use_cache, batch=batch,
                       resume_run=resume_run, executors=executors)
     _import_litellm(planner.layer)
     planner.walk()
