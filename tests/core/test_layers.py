@@ -156,3 +156,16 @@ def test_core_collaborators_are_typed():
     class is not in the public plugin API."""
     found = any_typed_collaborators()
     assert len(found) <= 1, found
+
+
+if __name__ == "__main__":  # the counts themselves: python tests/core/test_layers.py
+    import sys
+
+    if len(sys.argv) > 1:  # another checkout's counts, by the same rules
+        ROOT = Path(sys.argv[1]).resolve()
+        CORE = ROOT / "core" / "evalyard"
+    below = [f"{rel(p)}:{node.lineno} {node.name}" for p, tree in parsed(core_files())
+             if not rel(p).startswith(APP_LEVEL) for node, args in functions(tree) if any(a.arg == "app" for a in args)]
+    print(f"SQLAlchemy importers outside store/: {len(sql_importers())} {sorted(sql_importers())}")
+    print(f"functions below the application taking it: {len(below)} {below}")
+    print(f"Any-typed collaborators: {len(any_typed_collaborators())}")

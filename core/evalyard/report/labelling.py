@@ -1,5 +1,5 @@
 """``evalyard label RUN``: a local page that shows a run's cases one at a time and stores a
-person's yes/no label of each (``evalyard.labels``).
+person's yes/no label of each (``evalyard.services.save_label``).
 
 It is evalyard's only page that writes, so it accepts a write only from itself:
 
