@@ -12,7 +12,8 @@ A transcript is written in a page between two HTML comments (invisible in the si
     ```
     <!-- /transcript -->
 
-The commands run one after the other, from the repository's root, with a data directory of their
+The commands run one after the other, in a scratch directory beside a link to `examples/`, with a
+data directory of their
 own (one per page, so a later transcript sees the runs of an earlier one), the installed plugins
 and no network; the fenced block between
 the comments is replaced by each command and what it printed (stdout and stderr, as a terminal
@@ -71,12 +72,18 @@ def reader_env(home: str) -> dict[str, str]:
 
 
 def run_commands(commands: list[str], home: str) -> str:
-    """Each command and what it printed (stdout and stderr, as a terminal shows them), masked."""
+    """Each command and what it printed (stdout and stderr, as a terminal shows them), masked.
+    They run in a scratch directory holding a link to the repository's `examples/`, so a command
+    may write files (`-o report.html`) as a reader's would, and the checkout stays as it was."""
     env = reader_env(home)
+    work = Path(home) / "work"
+    if not work.exists():
+        work.mkdir()
+        (work / "examples").symlink_to(ROOT / "examples")
     lines = []
     for command in commands:
         # A shell, as a reader's: pipes and `; echo $?` work as they would for them.
-        done = subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+        done = subprocess.run(["bash", "-c", command], cwd=work, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, timeout=600)
         lines.append(f"$ {command}")
         output = mask(done.stdout, home)
