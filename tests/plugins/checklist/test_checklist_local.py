@@ -18,6 +18,7 @@ def model(answering_model, monkeypatch):
     return answering_model
 
 
+@pytest.mark.timeout(1200)  # the real model: a few minutes on a busy pair of cores (the replay: seconds)
 def test_tick_with_the_local_model(model, tmp_path):
     # temperature 0: TICK's own 0.7 sometimes gets a one-item checklist from a 1.5B model, which is
     # (rightly) refused under min_items=2; greedy decoding makes the test repeatable.
