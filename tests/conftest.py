@@ -1,4 +1,10 @@
-"""Shared fixtures: every test gets its own data directory and database."""
+"""Shared fixtures: every test gets its own data directory and database.
+
+The suite has two tiers. The fast one (``make test-fast``) leaves out every test marked with one
+of ``FULL_TIER_MARKERS``; the full one (``make test``) runs everything. The markers are added here
+from the fixtures a test uses, so a new test that starts PostgreSQL, a Ray cluster, Chromium or a
+real local model is put in the full tier without anyone remembering to mark it.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,55 @@ from testutil import TESTS
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+#: The markers of the full tier, with what they mean (registered in pytest_configure below).
+FULL_TIER_MARKERS = {
+    "local_model": "runs a real local model file (smollm2-135m or qwen2.5-coder-1.5b) in process",
+    "ray": "starts or uses a real multi-node Ray cluster on this machine",
+    "postgres": "needs a real PostgreSQL server (started by the tests, skipped with the reason when absent)",
+    "browser": "drives a real headless Chromium (skipped, with the reason, when absent)",
+    "slow": "end-to-end tests taking minutes: real models, many calls or large corpora",
+}
+
+#: A fixture that brings in a real service or model -> the marker of the tests that use it
+#: (directly or through other fixtures).
+MARKER_OF_FIXTURE = {
+    "qwen_models": "local_model",
+    "smol_path": "local_model",
+    "ray_cluster": "ray",
+    "postgres_server": "postgres",
+    "chromium": "browser",
+}
+
+#: Under pytest-xdist (``--dist loadgroup``) the tests sharing an expensive session fixture run
+#: in one worker, so that fixture starts once: marker or fixture -> group, first match wins.
+XDIST_GROUPS = (
+    ("ray", "ray"),
+    ("postgres", "postgres"),
+    ("browser", "report"),
+    ("runs", "report"),  # tests/report: the quickstart runs made once by the real CLI
+)
+
+
+def pytest_configure(config):
+    for name, meaning in FULL_TIER_MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning}")
+    config.addinivalue_line("markers", "serial: changes the shared environment (the installed packages): "
+                                       "never run beside other tests, so the Makefile runs these after the rest")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        for fixture, marker in MARKER_OF_FIXTURE.items():
+            if fixture in fixtures and item.get_closest_marker(marker) is None:
+                item.add_marker(marker)
+        if item.get_closest_marker("xdist_group") is None:
+            for name, group in XDIST_GROUPS:
+                if item.get_closest_marker(name) is not None or name in fixtures:
+                    item.add_marker(pytest.mark.xdist_group(group))
+                    break
 
 
 @pytest.fixture(autouse=True)

@@ -97,3 +97,16 @@ def probe(code: str) -> str:
     import sys
 
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def docs_module(name: str):
+    """A module of the documentation's own: ``transcripts`` (docs/transcripts.py, which regenerates
+    and checks the pages' transcripts) or ``evalyard_reference`` (docs/_ext, the reference pages'
+    generator)."""
+    import importlib
+    import sys
+
+    folder = ROOT / "docs" / ("_ext" if name == "evalyard_reference" else "")
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    return importlib.import_module(name)

@@ -15,6 +15,9 @@ import pytest
 
 from testutil import ROOT
 
+# The uninstall is seen by every process sharing the environment: never beside other tests.
+pytestmark = pytest.mark.serial
+
 LEXICON = {"exact_match", "word_count_match", "readability", "specificity"}
 
 

@@ -1,5 +1,6 @@
 """Plugin families are tested as users get them: installed, through their entry points."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,25 @@ def qwen_models(monkeypatch):
         pytest.skip("qwen2.5-coder-1.5b is not installed: run `evalyard models install qwen2.5-coder-1.5b`")
     monkeypatch.setenv("EVALYARD_MODELS_DIR", str(directory))
     return directory
+
+
+@pytest.fixture(params=["replay", pytest.param("qwen", marks=pytest.mark.local_model)])
+def answering_model(request, monkeypatch, isolated_home):
+    """The model string a plugin's end-to-end test gets its answers from: qwen2.5-coder-1.5b's
+    answers recorded for this test, replayed through the scripted model (the fast tier), or the
+    model itself (``local_model``; with ``EVALYARD_RECORD_ANSWERS=1`` its answers are recorded
+    again after the test). Ask for it before making an application."""
+    import replay_local
+
+    name = request.node.originalname
+    if request.param == "replay":
+        path = replay_local.recording(name)
+        if not path.is_file():
+            pytest.fail(f"no recorded answers for {name} in {path.parent}: run `make record-answers`")
+        monkeypatch.setenv("EVALYARD_EXTRA_PLUGINS", "replay_local")
+        yield f"replay/{path}"
+        return
+    request.getfixturevalue("qwen_models")
+    yield replay_local.QWEN
+    if os.environ.get("EVALYARD_RECORD_ANSWERS"):
+        replay_local.write_recording(name, isolated_home / "evalyard.db")

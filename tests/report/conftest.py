@@ -36,10 +36,6 @@ def _installed_plugins(installed_plugins):
     """Reports are made of runs with the installed plugins, as users make them."""
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "browser: drives a real headless Chromium (skipped, with the reason, when absent)")
-
-
 @dataclass
 class Runs:
     db: str

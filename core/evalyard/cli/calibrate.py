@@ -149,7 +149,8 @@ def render_text(report: dict[str, Any], show: int) -> str:
               help="Judge model for --scorer (default: $EVALYARD_JUDGE_MODEL).")
 @click.option("--prompts-dir", "prompts_dirs", multiple=True, type=click.Path(file_okay=False),
               help="A directory of prompt templates that override built-in and plugin ones (repeatable).")
-@click.option("--concurrency", "-j", default=4, show_default=True, type=click.IntRange(1, 1024))
+@click.option("--concurrency", "-j", default=4, show_default=True, type=click.IntRange(1, 1024),
+              help="Model requests in flight when --scorer runs on DATA.")
 @click.option("--show", default=SHOWN_DISAGREEMENTS, show_default=True, type=click.IntRange(0),
               help="How many disagreeing cases to print (all of them are in --json).")
 @click.option("--value", "value", default="auto", show_default=True, metavar="SOURCE",

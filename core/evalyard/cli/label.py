@@ -23,7 +23,8 @@ from .options import CLIError, db_option, open_store
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (one address, not 0.0.0.0). Anything but 127.0.0.1 lets the network "
                    "see the cases.")
-@click.option("--port", "-p", default=8001, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--port", "-p", default=8001, show_default=True, type=click.IntRange(0, 65535),
+              help="The port the labelling page listens on (0: any free port).")
 def label(run_ref, scorer, labeller, size, bins, seed, show_verdict, db_url, host, port):
     """Label RUN's cases yes/no in the browser, one at a time; the labels are kept in the database
     and `evalyard calibrate --run RUN` compares the judge with them.

@@ -106,7 +106,7 @@ def _pip(args: list[str]) -> None:
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("packages", nargs=-1, required=True)
 @click.option("--editable", "-e", is_flag=True, help="Install a local project in editable mode.")
-@click.option("--upgrade", "-U", is_flag=True)
+@click.option("--upgrade", "-U", is_flag=True, help="Upgrade packages that are already installed.")
 def install(packages, editable, upgrade):
     """Install plugins (pip, into evalyard's environment). Other pip options pass through."""
     args = ["install"] + (["--upgrade"] if upgrade else [])

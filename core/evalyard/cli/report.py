@@ -40,7 +40,8 @@ def report(run_ref, base_ref, output, db_url):
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on. Anything but 127.0.0.1 shows your runs to the network.")
-@click.option("--port", "-p", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--port", "-p", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="The port the dashboard listens on (0: any free port).")
 def serve(db_url, host, port):
     """Browse the run history in a local, read-only dashboard (runs, run reports, comparisons).
 

@@ -52,7 +52,8 @@ class PromptScorer(Scorer):
         logprobs: bool = field(default=False, metadata={
             "help": "value from P(yes) (binary answers) or the labels' probabilities (choices with values)"})
         structured: bool = field(default=False, metadata={"help": "ask for a JSON answer (schema)"})
-        max_tokens: int | None = None
+        max_tokens: int | None = field(default=None, metadata={
+            "help": "longest answer, in tokens (default: the template's parameters, else the model's)"})
         variables: dict = field(default_factory=dict, metadata={"help": "values for the template's variables"})
 
         def __post_init__(self) -> None:

@@ -1,5 +1,6 @@
 """TICK end to end with the local Qwen model, offline: a checklist written by the model for a
-case, then each item judged by the model with its first-token probabilities."""
+case, then each item judged by the model with its first-token probabilities. The fast tier replays
+the model's recorded answers (``answering_model``)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,14 @@ from click.testing import CliRunner
 
 from evalyard.cli import cli
 
-QWEN = "local/qwen2.5-coder-1.5b"
-
-
 @pytest.fixture
-def qwen(qwen_models, monkeypatch):
+def model(answering_model, monkeypatch):
     monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "checklist,local")
+    return answering_model
 
 
-@pytest.mark.slow
-def test_tick_with_the_local_model(qwen, tmp_path):
+@pytest.mark.timeout(1200)  # the real model: a few minutes on a busy pair of cores (the replay: seconds)
+def test_tick_with_the_local_model(model, tmp_path):
     # temperature 0: TICK's own 0.7 sometimes gets a one-item checklist from a 1.5B model, which is
     # (rightly) refused under min_items=2; greedy decoding makes the test repeatable.
     from evalyard import Application
@@ -31,7 +30,7 @@ def test_tick_with_the_local_model(qwen, tmp_path):
         "id": "haiku", "input": "Write a haiku about autumn leaves.",
         "candidate": "Crimson leaves descend\nwhispering to the cold earth\nautumn says goodbye"}]}))
     checklists = tmp_path / "checklists.jsonl"
-    made = CliRunner().invoke(cli, ["checklist", "generate", str(suite), "-p", "tick", "-m", QWEN, "-o",
+    made = CliRunner().invoke(cli, ["checklist", "generate", str(suite), "-p", "tick", "-m", model, "-o",
                                     str(checklists), "-O", "max_items=4", "-O", "temperature=0"], obj=app)
     assert made.exit_code == 0, made.output
     [line] = checklists.read_text().splitlines()
@@ -40,7 +39,7 @@ def test_tick_with_the_local_model(qwen, tmp_path):
     assert 2 <= len(items) <= 4 and all("?" in item["question"] for item in items)
     scored = CliRunner().invoke(cli, ["run", str(suite), "-s",
                                       f"checklist:checklists={checklists},mode=item,use_logprobs=true",
-                                      "--judge-model", QWEN, "--json"], obj=app)
+                                      "--judge-model", model, "--json"], obj=app)
     assert scored.exit_code == 0, scored.output
     data = json.loads(scored.stdout)
     assert data["scorers"]["checklist"]["errors"] == 0 and data["usage"]["calls"] == len(items)

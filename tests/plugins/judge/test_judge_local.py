@@ -1,6 +1,6 @@
 """A judge with the local Qwen model, offline: a full run through the CLI, the model layer and
 the local-model plugin. Yes/no judges read P(yes) from the first answer token, which a small
-model gives reliably."""
+model gives reliably. The fast tier replays the model's recorded answers (``answering_model``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ from click.testing import CliRunner
 
 from evalyard.cli import cli
 
-QWEN = "local/qwen2.5-coder-1.5b"
-
 CASES = [
     ("paris-right", "What is the capital of France?", "The capital of France is Paris.", "Paris", "yes"),
     ("paris-wrong", "What is the capital of France?", "The capital of France is Lyon.", "Paris", "no"),
@@ -23,12 +21,12 @@ CASES = [
 
 
 @pytest.fixture
-def qwen(qwen_models, monkeypatch):
+def model(answering_model, monkeypatch):
     monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,local")
+    return answering_model
 
 
-@pytest.mark.slow
-def test_a_judge_with_the_local_qwen_model(qwen, tmp_path):
+def test_a_judge_with_the_local_qwen_model(model, tmp_path):
     from evalyard import Application
 
     suite = {"name": "judges-local", "scorers": [{"name": "criteria/correctness", "config": {"logprobs": True}}],
@@ -37,7 +35,7 @@ def test_a_judge_with_the_local_qwen_model(qwen, tmp_path):
     path = tmp_path / "judges-local.yaml"
     path.write_text(yaml.safe_dump(suite, sort_keys=False))
     app = Application()
-    result = CliRunner().invoke(cli, ["run", str(path), "--judge-model", QWEN, "--json"], obj=app)
+    result = CliRunner().invoke(cli, ["run", str(path), "--judge-model", model, "--json"], obj=app)
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["scorers"]["criteria/correctness"]["errors"] == 0 and data["usage"]["calls"] == 4
