@@ -109,7 +109,8 @@ def render(page: Path) -> str:
 def pages(paths: list[str] | None = None) -> list[Path]:
     if paths:
         return [Path(p).resolve() for p in paths]
-    return sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts and BLOCK.search(p.read_text("utf-8")))
+    found = sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts and BLOCK.search(p.read_text("utf-8")))
+    return [DOCS.parent / "README.md", *found]  # the README's tour is a transcript too
 
 
 def check(page: Path) -> str:
