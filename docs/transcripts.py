@@ -109,8 +109,7 @@ def render(page: Path) -> str:
 def pages(paths: list[str] | None = None) -> list[Path]:
     if paths:
         return [Path(p).resolve() for p in paths]
-    found = sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts and BLOCK.search(p.read_text("utf-8")))
-    return [DOCS.parent / "README.md", *found]  # the README's tour is a transcript too
+    return sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts and BLOCK.search(p.read_text("utf-8")))
 
 
 def check(page: Path) -> str:
@@ -124,10 +123,10 @@ def check(page: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 when a transcript differs")
-    parser.add_argument("pages", nargs="*", help="pages to do (default: every page with a transcript)")
+    parser.add_argument("pages", nargs="*", help="pages to do (default: the README and every page with a transcript)")
     args = parser.parse_args(argv)
     status = 0
-    for page in pages(args.pages):
+    for page in pages(args.pages) if args.pages else [ROOT / "README.md", *pages()]:
         if args.check:
             diff = check(page)
             if diff:
