@@ -52,8 +52,9 @@ XDIST_GROUPS = (
 def pytest_configure(config):
     for name, meaning in FULL_TIER_MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {meaning}")
-    config.addinivalue_line("markers", "serial: changes the shared environment (the installed packages): "
-                                       "never run beside other tests, so the Makefile runs these after the rest")
+    config.addinivalue_line("markers", "serial: changes the shared environment (the installed packages), or "
+                                       "measures wall-clock limits another worker would disturb: never run beside "
+                                       "other tests, so the Makefile runs these after the rest")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups

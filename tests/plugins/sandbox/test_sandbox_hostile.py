@@ -113,6 +113,10 @@ def test_hostile_programs_are_contained(sandbox, canary, listener, mode):
         pytest.skip(f"{mode}: OS layers missing on this machine for: {', '.join(skipped)}")
 
 
+# Its labels follow wall-clock limits: beside another xdist worker on two loaded cores,
+# sleep_forever came back "error" instead of "timeout" (twice in three runs on 2026-11-28; a
+# defect left open, see the issue notes), so it runs alone.
+@pytest.mark.serial
 def test_time_and_memory_bombs_get_their_labels(sandbox):
     scorer = sandbox(timeout=TIMEOUT, memory_mb=256, workers=4)
     by_name = {p.name: p for p in PROGRAMS}
