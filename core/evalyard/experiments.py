@@ -144,7 +144,7 @@ def run_experiment(app: "Application", request: ExperimentRequest) -> Experiment
         outcome = _run_cell(app, base, cell, index, name, experiment_id, existing.get(index), cap)
         outcomes.append(outcome)
         spent += ((outcome.result.usage or {}).get("cost") or 0.0) if outcome.result else 0.0
-        if outcome.result is not None and outcome.result.error and "cost" in outcome.result.error:
+        if base.max_cost is not None and spent >= base.max_cost:
             break  # the grid's cap is reached: the remaining cells wait for --resume
     run_ids = [o.result.run_id for o in outcomes if o.result is not None]
     comparison = compare_cells(store, cells[:len(run_ids)], run_ids)
@@ -228,10 +228,10 @@ def _forecast(app, base: RunRequest, cells: list[Cell], name: str, existing: dic
         for key, value in forecast["totals"].items():
             if isinstance(value, bool):
                 totals[key] = totals.get(key, True) and value
+            elif value is None or (key in totals and totals[key] is None):
+                totals[key] = None  # one cell's unknown figure makes the grid's unknown
             elif isinstance(value, (int, float)):
-                totals[key] = (totals.get(key) or 0) + value
-            elif value is None and key not in totals:
-                totals[key] = None
+                totals[key] = totals.get(key, 0) + value
     return ExperimentOutcome(None, name, cells, [], forecast={"cells": lines, "totals": totals})
 
 

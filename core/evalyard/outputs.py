@@ -92,13 +92,6 @@ class RunSource:
             yield handle
 
 
-def parse_output_option(text: str, known: Callable[[str], OutputFormat]) -> tuple[OutputFormat, str | None]:
-    """``NAME`` or ``NAME=TARGET`` (``run --output``) as (format, target); ``known`` looks a name up
-    and raises ``evalyard.InputError`` for an unknown one."""
-    name, eq, target = text.partition("=")
-    return known(name.strip()), (target.strip() or None) if eq else None
-
-
 def write_output(output: OutputFormat, source: RunSource, target: str | None) -> str | None:
     """Write ``source`` with ``output`` to ``target`` (its default when None); the sink's warning."""
     return output.write(source, output.target_for(source.run_id, target))
