@@ -37,6 +37,7 @@ MARKER_OF_FIXTURE = {
     "ray_cluster": "ray",
     "postgres_server": "postgres",
     "chromium": "browser",
+    "inspect_python": "slow",  # builds a venv with inspect-ai from PyPI the first time
 }
 
 #: Under pytest-xdist (``--dist loadgroup``) the tests sharing an expensive session fixture run
@@ -84,6 +85,14 @@ def isolated_home(tmp_path, monkeypatch):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "")
     return home
+
+
+@pytest.fixture(scope="session")
+def inspect_python():
+    """The python of a venv with the real inspect-ai package (``tests/reference_envs.py``)."""
+    from reference_envs import reference_python
+
+    return reference_python("inspect-ai==0.3.285")
 
 
 @pytest.fixture

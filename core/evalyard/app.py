@@ -8,6 +8,7 @@ applications with different plugins can live in one process.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
@@ -212,8 +213,34 @@ def merge_scorer_choice(suite_specs: list[ScorerSpec], chosen: list[ScorerSpec])
         base = by_name.get(spec.name)
         if base is not None:
             spec = ScorerSpec(spec.name, {**base.config, **spec.config},
-                              spec.threshold if spec.threshold is not None else base.threshold, spec.origin)
+                              spec.threshold if spec.threshold is not None else base.threshold, spec.origin,
+                              reducer=spec.reducer or base.reducer)
         out.append(spec)
+    return out
+
+
+def with_reducers(specs: list[ScorerSpec], reducers: Sequence[tuple[str | None, str]], epochs: int) -> list[ScorerSpec]:
+    """The specs with ``--reducer [SCORER=]SPEC`` applied (a named scorer's own over one for
+    all), each reducer checked against the epochs: ``pass_at_k:k=5`` needs 5 of them."""
+    import dataclasses
+
+    from .analysis.reducers import parse_reducer
+
+    names = {s.name for s in specs}
+    every = [spec for scorer, spec in reducers if scorer is None]
+    named = {}
+    for scorer, spec in reducers:
+        if scorer is not None:
+            if scorer not in names:
+                raise InputError(f"--reducer {scorer}={spec}: scorer {scorer!r} is not part of this run")
+            named[scorer] = spec
+    out = []
+    for spec in specs:
+        chosen = named.get(spec.name) or (every[-1] if every else None)
+        where = "--reducer" if chosen else (spec.origin or "scorer")
+        reducer = parse_reducer(chosen or spec.reducer or "mean", where)
+        reducer.check_epochs(epochs, where)
+        out.append(dataclasses.replace(spec, reducer=reducer.spec if (chosen or spec.reducer) else None))
     return out
 
 
@@ -259,6 +286,8 @@ class Application:
         self._added_providers: dict[str, Any] = {}
         self._commands = None
         self._python_scorers: list[type] | None = None
+        self._stores: dict[str, Any] = {}
+        self._stores_lock = threading.Lock()
 
     # -- plugins -----------------------------------------------------------
     @property
@@ -399,9 +428,17 @@ class Application:
 
     # -- storage -------------------------------------------------------------
     def open_store(self, db: str | None = None):
+        """The application's one store for this database: every step of a run (its plan, its
+        execution, the agreements and outputs after it) and every cell of an experiment share one
+        engine and its connection pool, rather than each opening connections of its own."""
         from .store import Store
 
-        return Store(self.settings.database_url(db))
+        url = self.settings.database_url(db)
+        with self._stores_lock:
+            store = self._stores.get(url)
+            if store is None:
+                store = self._stores[url] = Store(url)
+            return store
 
     # -- suites ---------------------------------------------------------------
     def load_suite(self, source: Any, name: str | None = None, *, format: str | None = None,
@@ -433,13 +470,15 @@ class Application:
              judge_model: str | None = None, use_cache: bool = True, max_cost: float | None = None,
              concurrency: int = 4, format: str | None = None, field_map: dict[str, str] | None = None,
              batch: bool = False, calibrated: bool = False,
-             default_scorers: list[ScorerSpec] | None = None) -> "RunPlan":
+             default_scorers: list[ScorerSpec] | None = None, epochs: int | None = None,
+             reducers: Sequence[tuple[str | None, str]] = ()) -> "RunPlan":
         """Load and check everything a run needs (scorer names and configs, required fields,
         executors, judge models and templates) without touching the database: bad input
         raises ``evalyard.InputError``. ``calibrated``: every judge with a saved calibration uses
         its fitted threshold (as ``threshold: calibrated`` does for one scorer);
         ``default_scorers``: the scorers when neither ``scorers`` nor the suite names any (a
-        data file resumed as the run it started)."""
+        data file resumed as the run it started); ``epochs``: trials per case (None: the suite's,
+        else 1); ``reducers``: ``(scorer or None for all, spec)`` pairs, over the suite's own."""
         from .runner import check_cases, prepare_generator, prepare_scorers
 
         loaded, _ = self.load_suite(suite, name=name or None, format=format, field_map=field_map)
@@ -462,6 +501,10 @@ class Application:
         specs = merge_scorer_choice(loaded.scorers, scorer_specs(scorers)) if scorers else loaded.scorers
         if not specs and default_scorers:
             specs = default_scorers
+        epochs = epochs or loaded.epochs or 1
+        specs = with_reducers(specs, reducers, epochs)
+        if epochs > 1:
+            run_settings["epochs"] = epochs
         prepared = prepare_scorers(specs, registry, executor or loaded.executor)
         prepared_generator = prepare_generator(generator, generator_config or {}, registry) if generator else None
         set_up(runtime, prepared, prepared_generator)
@@ -561,7 +604,7 @@ class Application:
         plan.runtime.store = store  # the model layer's response cache is the run's database
         plan.runtime.concurrency = concurrency
         runner = Runner(store, self.registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress,
-                        runtime=plan.runtime)
+                        runtime=plan.runtime, epochs=plan.settings.get("epochs", 1))
         runner.check_executors(plan.scorers)
         run_id = runner.create(plan.suite, plan.scorers, generator=plan.generator, name=plan.name,
                                source=plan.suite.source, plugin_versions=self.plugin_versions(),
@@ -621,7 +664,8 @@ class Application:
         runtime.store = store
         runtime.run_id = row.id
         runner = Runner(store, registry, concurrency=concurrency, max_errors=max_errors, on_progress=on_progress,
-                        runtime=runtime, previous_usage=(row.totals or {}).get("usage"))
+                        runtime=runtime, previous_usage=(row.totals or {}).get("usage"),
+                        epochs=run_settings.get("epochs", 1))
         runner.check_executors(prepared)
         stored_suite = store.suite_of(row)
         unstored = None
@@ -642,8 +686,8 @@ class Application:
         runtime = self.runtime(run_settings, concurrency, spent)
         registry = with_prompt_scorers(self.registry, runtime.prompts) if run_settings.get("prompt_dirs") else \
             self.registry
-        specs = [ScorerSpec(s.get("qualified") or s["name"], s["config"], s.get("threshold"), origin=origin)
-                 for s in row.scorers]
+        specs = [ScorerSpec(s.get("qualified") or s["name"], s["config"], s.get("threshold"), origin=origin,
+                            reducer=s.get("reducer")) for s in row.scorers]
         prepared = prepare_scorers(specs, registry, executor)
         for p, stored in zip(prepared, row.scorers):
             p.spec.name = stored["name"]  # results stay keyed by the name the run was started with

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import StopRun
 from .scorer_ref import Outcome, ScorerRef, class_reference, close_warm, outcome, warm
+from .models.trial import trial
 from .scoring import Case, Score, Scorer
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class AsyncExecutor:
         requests = self.budget.requests
         cls = type(scorer)
         if cls.ascore is Scorer.ascore and cls.ascore_batch is not Scorer.ascore_batch:
-            return await scorer.ascore_batch(cases)
+            return await _batch_by_epoch(scorer, cases)
 
         stops: list[StopRun] = []
 
@@ -132,10 +133,11 @@ class AsyncExecutor:
             async with requests:
                 if stops:  # the run is stopping: start nothing new
                     return None
-                if cls.ascore is Scorer.ascore:  # a sync scorer asked to run here
-                    done = await asyncio.to_thread(outcome, scorer, [case])
-                else:
-                    done = await aoutcome(scorer, case)
+                with trial(case.epoch):  # its model calls are this epoch's (own cache key, seed)
+                    if cls.ascore is Scorer.ascore:  # a sync scorer asked to run here
+                        done = await asyncio.to_thread(outcome, scorer, [case])
+                    else:
+                        done = await aoutcome(scorer, case)
                 if done.stop is not None:
                     stops.append(done.stop)
                     return None
@@ -146,6 +148,22 @@ class AsyncExecutor:
 
     def close(self) -> None:
         pass
+
+
+async def _batch_by_epoch(scorer: Scorer, cases: list[Case]) -> list[Score]:
+    """``ascore_batch`` once per epoch among ``cases`` (each call inside its epoch), in order."""
+    epochs = list(dict.fromkeys(c.epoch for c in cases))
+    if len(epochs) == 1:
+        with trial(epochs[0]):
+            return await scorer.ascore_batch(cases)
+    scores: list[Score | None] = [None] * len(cases)
+    for epoch in epochs:
+        positions = [i for i, c in enumerate(cases) if c.epoch == epoch]
+        with trial(epoch):
+            made = await scorer.ascore_batch([cases[i] for i in positions])
+        for i, score in zip(positions, made):
+            scores[i] = score
+    return scores  # type: ignore[return-value]
 
 
 async def aoutcome(scorer: Scorer, case: Case) -> Outcome:

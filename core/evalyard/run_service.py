@@ -51,6 +51,10 @@ class RunRequest:
     cluster: str | None = None
     outputs: Sequence[tuple[str, str | None]] = ()
     forecast_only: bool = False
+    #: trials per case (``--epochs``; None: the suite's ``epochs:``, else 1)
+    epochs: int | None = None
+    #: ``(scorer name or None for every scorer, reducer spec)`` pairs (``--reducer``)
+    reducers: Sequence[tuple[str | None, str]] = ()
     on_progress: Callable[[int], None] | None = None
     #: called with (run id, results to make) once the run exists (a new run) or is found (a resume)
     on_start: Callable[[str, int], None] | None = None
@@ -71,6 +75,10 @@ class RunRequest:
             from .analysis.clustering import parse_cluster
 
             parse_cluster(self.cluster)  # a malformed option fails before the run, not after it
+        if self.epochs is not None and self.epochs < 1:
+            raise InputError(f"--epochs {self.epochs}: give 1 or more")
+        if self.resume and self.suite is None and (self.epochs or self.reducers):
+            raise InputError("--resume RUN_ID keeps the run's own epochs and reducers")
 
 
 @dataclass
@@ -198,7 +206,8 @@ def _plan(app: "Application", request: RunRequest):
                     generator=generator, generator_config=generator_config, judge_model=request.judge_model,
                     use_cache=request.use_cache, max_cost=request.max_cost, concurrency=request.concurrency,
                     format=request.format, field_map=request.field_map, batch=request.batch,
-                    calibrated=request.calibrated, default_scorers=default_scorers)
+                    calibrated=request.calibrated, default_scorers=default_scorers, epochs=request.epochs,
+                    reducers=request.reducers)
 
 
 def _after_run(app: "Application", request: RunRequest, outcome: RunOutcome, plan, outputs) -> None:

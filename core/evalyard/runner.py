@@ -15,6 +15,7 @@ A run goes through three stages, each resumable after an interruption (even ``ki
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import math
@@ -23,7 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Coroutine, Iterator, TypeVar
 
 from .errors import BatchStopped, ConfigError, EvalyardError, InputError, StopRun, UnknownNameError
+from .analysis.reducers import Reducer, Trial, parse_reducer
 from .executors import Budget, canonical_name
+from .models.trial import trial
 from .registry import Entry, Registry
 from .scoring import Case, Generation, Generator, Score, Scorer
 from .suite import ScorerSpec, Suite
@@ -60,6 +63,8 @@ class PreparedScorer:
     #: the saved calibration this run's agreement figures come from (applied or not), and why its
     #: threshold was not applied when --calibrated asked for it
     calibration_used: dict[str, Any] | None = None
+    #: how its trials make a case's score in a run with --epochs (``evalyard.analysis.reducers``)
+    reducer: Reducer = Reducer()
 
     @property
     def name(self) -> str:
@@ -146,7 +151,8 @@ def prepare_scorers(specs: list[ScorerSpec], registry: Registry, executor: str |
         if chosen not in registry.executors:
             raise InputError(f"{where}: scorer {spec.name!r} wants executor {chosen!r}, which no plugin registered "
                              f"(known: {', '.join(sorted(e.name for e in registry.executors))})")
-        prepared.append(PreparedScorer(spec, scorer, entry, chosen))
+        reducer = parse_reducer(spec.reducer, f"{where}: scorer {spec.name!r}") if spec.reducer else Reducer()
+        prepared.append(PreparedScorer(spec, scorer, entry, chosen, reducer=reducer))
     if not prepared:
         raise InputError("no scorers selected: list them in the suite file or pass --scorer NAME")
     return prepared
@@ -295,8 +301,10 @@ class Runner:
 
     def __init__(self, store, registry: Registry, *, concurrency: int = 4, max_errors: int | None = None,
                  on_progress: Callable[[int], None] | None = None, runtime=None,
-                 previous_usage: dict[str, Any] | None = None) -> None:
+                 previous_usage: dict[str, Any] | None = None, epochs: int = 1) -> None:
         self.store = store
+        #: trials per case (``--epochs``): each generated and scored, then reduced per scorer
+        self.epochs = max(1, int(epochs))
         self.runtime = runtime
         self.previous_usage = previous_usage
         self.registry = registry
@@ -343,9 +351,14 @@ class Runner:
             "python": _python_version(),
         }
         return self.store.create_run(
-            suite_id, None, name=name, scorers=[p.describe() for p in prepared], versions=versions,
+            suite_id, None, name=name, scorers=[self._described(p) for p in prepared], versions=versions,
             source=source or suite.source, generator=generator.describe() if generator else None, settings=settings,
         )
+
+    def _described(self, p: PreparedScorer) -> dict[str, Any]:
+        if self.epochs == 1:
+            return p.describe()
+        return {**p.describe(), "reducer": p.reducer.spec}
 
     # -- the stages --------------------------------------------------------
     def execute(self, run_id: str, prepared: list[PreparedScorer], generator: PreparedGenerator | None = None,
@@ -410,8 +423,11 @@ class Runner:
     async def _stages(self, run_id: str, suite_id: int, prepared: list[PreparedScorer],
                       generator: PreparedGenerator | None, windows: Iterator[list[Case]] | None = None) -> None:
         if generator is not None:
-            await self._generate(run_id, suite_id, generator)
-        await self._score(run_id, suite_id, prepared, windows)
+            if self.epochs > 1:
+                await self._generate_epochs(run_id, suite_id, generator)
+            else:
+                await self._generate(run_id, suite_id, generator)
+        await self._score(run_id, suite_id, prepared, windows, with_outputs=generator is not None)
 
     async def _bounded(self, jobs, finish: Callable[[Any], None]) -> None:
         """Await coroutines from ``jobs`` with at most ``in_flight`` pending, handing each result
@@ -441,25 +457,43 @@ class Runner:
             for task in pending:
                 task.cancel()
 
-    async def _generate(self, run_id: str, suite_id: int, generator: PreparedGenerator) -> None:
-        async def one(case: Case) -> dict[str, Any]:
-            async with self.budget.requests:
-                try:
+    async def _generate_one(self, generator: PreparedGenerator, case: Case) -> dict[str, Any]:
+        async with self.budget.requests:
+            try:
+                with trial(case.epoch):  # its model calls are this epoch's (own cache key, seed)
                     made = await generator.generator.agenerate(case)
-                except StopRun:
-                    raise
-                except Exception as exc:  # a failed generation is recorded, never an empty candidate
-                    made = Generation(error=Score.failure(exc).error)
-            if isinstance(made, str):
-                made = Generation(text=made)
-            if not isinstance(made, Generation) or (made.text is None and made.error is None):
-                made = Generation(error=f"generator {generator.entry.name!r} returned {type(made).__name__}")
-            details = _jsonable({**made.details, "usage": made.usage} if made.usage else made.details)
-            return {"case_id": case.id, "text": made.text, "details": details or None, "error": made.error}
+            except StopRun:
+                raise
+            except Exception as exc:  # a failed generation is recorded, never an empty candidate
+                made = Generation(error=Score.failure(exc).error)
+        if isinstance(made, str):
+            made = Generation(text=made)
+        if not isinstance(made, Generation) or (made.text is None and made.error is None):
+            made = Generation(error=f"generator {generator.entry.name!r} returned {type(made).__name__}")
+        details = _jsonable({**made.details, "usage": made.usage} if made.usage else made.details)
+        row = {"case_id": case.id, "text": made.text, "details": details or None, "error": made.error}
+        if case.epoch is not None:
+            row["epoch"] = case.epoch
+        return row
 
+    async def _generate(self, run_id: str, suite_id: int, generator: PreparedGenerator) -> None:
         windows = self.store.iter_run_cases(run_id, suite_id, missing_candidates=True)
-        jobs = (one(case) for window in windows for case in window)
+        jobs = (self._generate_one(generator, case) for window in windows for case in window)
         await self._bounded(jobs, lambda row: self.store.write_candidates(run_id, [row]))
+
+    async def _generate_epochs(self, run_id: str, suite_id: int, generator: PreparedGenerator) -> None:
+        """Every (case, epoch) without an output gets one: epochs are separate samples."""
+        from .store.trials import done_outputs, write_outputs
+
+        def jobs():
+            for window in self.store.iter_run_cases(run_id, suite_id, window=WINDOW):
+                done = done_outputs(self.store, run_id, [c.id for c in window])
+                for case in window:
+                    for epoch in range(self.epochs):
+                        if (case.id, epoch) not in done:
+                            yield self._generate_one(generator, dataclasses.replace(case, epoch=epoch))
+
+        await self._bounded(jobs(), lambda row: write_outputs(self.store, run_id, [row]))
 
     def _batches(self, run_id: str, suite_id: int, prepared: list[PreparedScorer],
                  windows: Iterator[list[Case]] | None = None):
@@ -481,9 +515,26 @@ class Runner:
             if waiting[p.name]:
                 yield p, waiting[p.name]
 
+    def _trials(self, run_id: str, batch: list[Case], with_outputs: bool) -> list[Case]:
+        """Each case of ``batch`` once per epoch, case by case (its epochs together): with the
+        epoch's own generated output when the run generates, else the case's candidate."""
+        outputs = {}
+        if with_outputs:
+            from .store.trials import outputs_of
+
+            outputs = outputs_of(self.store, run_id, [c.id for c in batch])
+        out = []
+        for case in batch:
+            for epoch in range(self.epochs):
+                candidate = outputs.get((case.id, epoch), (None, None))[0] if with_outputs else case.candidate
+                out.append(dataclasses.replace(case, candidate=candidate, epoch=epoch))
+        return out
+
     async def _score(self, run_id: str, suite_id: int, prepared: list[PreparedScorer],
-                     windows: Iterator[list[Case]] | None = None) -> None:
+                     windows: Iterator[list[Case]] | None = None, with_outputs: bool = False) -> None:
         async def run_batch(p: PreparedScorer, batch: list[Case]):
+            if self.epochs > 1:
+                batch = self._trials(run_id, batch, with_outputs)
             t0 = time.perf_counter()
             # A case whose candidate could not be generated cannot be scored on it: an error, not a 0.
             runnable = [c for c in batch if c.candidate is not None or "candidate" not in p.scorer.required_fields()]
@@ -521,25 +572,59 @@ class Runner:
 
     def _record(self, run_id: str, p: PreparedScorer, batch: list[Case], scores: list[Any], elapsed: float) -> None:
         per_case_ms = elapsed * 1000 / max(1, len(batch))
-        threshold = p.threshold
-        user_threshold = p.spec.threshold is not None
-        higher = type(p.scorer).higher_is_better
         rows = []
         for case, raw in zip(batch, scores):
-            score = _checked(raw, p.name)
-            value = p.pass_value(score)
+            score = self._judged(p, _checked(raw, p.name))
             if score.error is not None:
                 self.errors += 1
-            elif value is not None and threshold is not None and (
-                score.passed is None or user_threshold
-            ):  # a threshold the user set wins over the scorer's own verdict
-                score.passed = value >= threshold if higher else value <= threshold
             rows.append({
                 "case_id": case.id, "scorer": p.name, "value": score.value, "label": score.label,
                 "passed": score.passed, "details": _jsonable(score.details or {}), "error": score.error,
                 "usage": _jsonable(score.usage) if score.usage else None, "duration_ms": per_case_ms,
             })
-        self.store.write_results(run_id, rows)
+        if self.epochs == 1:
+            self.store.write_results(run_id, rows)
+            return
+        from .store.trials import write_scored
+
+        from itertools import groupby
+
+        results, trials = [], []
+        epochs = (case.epoch for case in batch)
+        for _, group in groupby(zip(rows, epochs), key=lambda pair: pair[0]["case_id"]):  # a case's epochs, in order
+            case_trials = list(group)
+            if len(case_trials) < self.epochs:  # a stop cut the case short: all of it is scored again on resume
+                continue
+            for row, epoch in case_trials:
+                trials.append({k: row[k] for k in ("case_id", "scorer", "value", "label", "passed", "details",
+                                                   "error", "usage")} | {"epoch": epoch})
+            results.append(self._reduced(p, [row for row, _ in case_trials], per_case_ms * len(case_trials)))
+        write_scored(self.store, run_id, results, trials)
+
+    def _judged(self, p: PreparedScorer, score: Score) -> Score:
+        """The score with its pass/fail from the threshold (a threshold the user set wins over the
+        scorer's own verdict)."""
+        threshold = p.threshold
+        value = p.pass_value(score)
+        if score.error is None and value is not None and threshold is not None and (
+                score.passed is None or p.spec.threshold is not None):
+            higher = type(p.scorer).higher_is_better
+            score.passed = value >= threshold if higher else value <= threshold
+        return score
+
+    def _reduced(self, p: PreparedScorer, case_trials: list[dict[str, Any]], duration_ms: float) -> dict[str, Any]:
+        """A case's result from its trials' rows: the reducer's value, the threshold applied to it."""
+        reduced = p.reducer([Trial(r["value"], r["label"], r["passed"], r["error"]) for r in case_trials])
+        if reduced.error is not None:
+            score = Score.failure(reduced.error)
+        else:
+            score = self._judged(p, Score(value=reduced.value, label=reduced.label, passed=reduced.passed))
+        scored = sum(1 for r in case_trials if r["error"] is None)
+        usage = merge_usage_rows([r["usage"] for r in case_trials])
+        return {"case_id": case_trials[0]["case_id"], "scorer": p.name, "value": score.value, "label": score.label,
+                "passed": score.passed, "error": score.error, "usage": usage, "duration_ms": duration_ms,
+                "details": {"reducer": p.reducer.spec, "epochs": len(case_trials), "scored_epochs": scored,
+                            "values": [r["value"] if r["value"] is not None else r["label"] for r in case_trials]}}
 
     def totals(self, run_id: str, prepared: list[PreparedScorer], elapsed: float,
                generator: PreparedGenerator | None = None) -> dict[str, Any]:
@@ -548,6 +633,8 @@ class Runner:
         scorers = {}
         for p in prepared:
             summary = self.store.summary(run_id, p.name)
+            if self.epochs > 1:
+                summary["epochs"] = {"n": self.epochs, "reducer": p.reducer.spec, **self._stability(run_id, p)}
             summary["aggregate"], error = self._aggregate(run_id, p)
             if error:
                 summary["aggregate_error"] = error
@@ -559,6 +646,13 @@ class Runner:
         if generator is not None:
             totals["generation"] = self.store.generation_counts(run_id)
         return totals
+
+    def _stability(self, run_id: str, p: PreparedScorer) -> dict[str, Any]:
+        from .analysis.reducers import stability
+        from .store.trials import trials_by_case
+
+        return stability([Trial(v, lb, ok, e) for _, v, lb, ok, e in rows]
+                         for _, rows in trials_by_case(self.store, run_id, p.name))
 
     def _aggregate(self, run_id: str, p: PreparedScorer) -> tuple[dict[str, float], str | None]:
         if type(p.scorer).aggregate is Scorer.aggregate:
@@ -576,6 +670,19 @@ class Runner:
             return clean, None
         except Exception as exc:  # recorded with the run, like a scorer error: never a fake number
             return {}, Score.failure(exc).error
+
+
+def merge_usage_rows(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """A case's usage over its trials: the numbers added (a key absent from one trial counts 0)."""
+    kept = [u for u in usages if u]
+    if not kept:
+        return None
+    total: dict[str, Any] = {}
+    for usage in kept:
+        for key, value in usage.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    return total
 
 
 def merge_usage(before: dict[str, Any] | None, now: dict[str, Any] | None) -> dict[str, Any] | None:

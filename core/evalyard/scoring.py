@@ -37,6 +37,9 @@ class Case:
     reference: str | None = None
     context: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: which trial of the case this is, in a run with ``--epochs N`` (0 to N-1); None otherwise.
+    #: Model calls made while scoring it are that epoch's (``evalyard.models.trial``).
+    epoch: int | None = None
 
     def has(self, name: str) -> bool:
         """Whether the case carries the field ``name`` (``metadata.KEY`` for metadata keys).

@@ -24,6 +24,8 @@ class ScorerSpec:
     threshold: float | str | None = None
     #: where the spec came from, for error messages ("suite.yaml:12" or "--scorer")
     origin: str = ""
+    #: how a run with --epochs reduces its trials per case (``pass_at_k:k=2``; None: mean)
+    reducer: str | None = None
 
 
 class Suite:
@@ -57,6 +59,8 @@ class Suite:
         self.cluster = cluster
         #: a suite file's ``matrix:`` (models, prompts, params): ``evalyard run`` runs it as an experiment
         self.matrix: dict[str, Any] | None = None
+        #: a suite file's ``epochs:``: trials per case (``--epochs`` overrides)
+        self.epochs: int | None = None
         self._cases = list(cases) if cases is not None else None
         self._origins = origins
         self._read = read

@@ -30,7 +30,7 @@ from .scoring import CASE_FIELDS, Case
 from .suite import CALIBRATED, ScorerSpec, Suite
 
 SUITE_KEYS = ("name", "description", "data", "format", "cases", "fields", "scorers", "thresholds", "models",
-              "prompts", "executor", "cluster", "matrix")
+              "prompts", "executor", "cluster", "matrix", "epochs", "reducer")
 MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "batch", "batch_poll_s",
               "supports_schema", "supports_logprobs")
 
@@ -126,10 +126,10 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
             raise InputError("each scorer is a name or a mapping with 'name'", path=path, line=_line_of(item, line),
                              field="scorers")
         item_line = _line_of(item, line)
-        unknown = set(item) - {"name", "config", "threshold"}
+        unknown = set(item) - {"name", "config", "threshold", "reducer"}
         if unknown:
-            raise InputError(f"unknown key {sorted(unknown)[0]!r} (known: name, config, threshold)", path=path,
-                             line=item_line, field="scorers")
+            raise InputError(f"unknown key {sorted(unknown)[0]!r} (known: name, config, threshold, reducer)",
+                             path=path, line=item_line, field="scorers")
         config = item.get("config") or {}
         if not isinstance(config, dict):
             raise InputError("expected a mapping", path=path, line=item_line, field=f"scorers.{item['name']}.config")
@@ -137,7 +137,9 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
         if threshold not in (None, CALIBRATED) and (isinstance(threshold, bool)
                                                     or not isinstance(threshold, (int, float))):
             raise InputError(f"expected a number or {CALIBRATED!r}", path=path, line=item_line, field=f"scorers.{item['name']}.threshold")
-        specs.append(ScorerSpec(name=item["name"], config=dict(config), threshold=threshold, origin=f"{path}:{item_line}"))
+        reducer = _reducer(item.get("reducer"), path, item_line, f"scorers.{item['name']}.reducer")
+        specs.append(ScorerSpec(name=item["name"], config=dict(config), threshold=threshold,
+                                origin=f"{path}:{item_line}", reducer=reducer))
     if thresholds is not None:
         if not isinstance(thresholds, dict):
             raise InputError("expected a mapping of scorer name to number", path=path, line=line, field="thresholds")
@@ -151,6 +153,29 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
             else:
                 specs.append(ScorerSpec(name=name, threshold=float(value), origin=f"{path}:{_line_of(thresholds)}"))
     return specs
+
+
+def _reducer(raw: Any, path: str, line: int, field: str) -> str | None:
+    """A reducer spec (``pass_at_k:k=2``), checked; None when absent."""
+    if raw is None:
+        return None
+    from .analysis.reducers import parse_reducer
+
+    if not isinstance(raw, str):
+        raise InputError("expected a reducer (mean, median, mode, max, min, pass_at_k:k=N, at_least_k:k=N)",
+                         path=path, line=line, field=field)
+    try:
+        return parse_reducer(raw, field).spec
+    except InputError as exc:
+        raise InputError(str(exc).split(": ", 1)[-1], path=path, line=line, field=field) from None
+
+
+def _epochs(raw: Any, path: str, line: int, field: str = "epochs") -> int | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise InputError("expected a whole number of epochs, 1 or more", path=path, line=line, field=field)
+    return raw
 
 
 def data_file_reader(path: Path, registry: Registry, field_map: dict[str, str] | None = None,
@@ -319,11 +344,17 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
         except InputError:
             raise InputError("expected metadata.FIELD (the case metadata that groups cases)", path=sp,
                              line=_line_of(doc), field="cluster") from None
+    epochs = _epochs(doc.get("epochs"), sp, _line_of(doc))
+    default_reducer = _reducer(doc.get("reducer"), sp, _line_of(doc), "reducer")
+    if default_reducer is not None:
+        for spec in scorers:
+            spec.reducer = spec.reducer or default_reducer
     matrix = parse_matrix(doc.get("matrix"), sp, _line_of(doc), models)
     suite = Suite(name=name, cases=cases, description=str(description), scorers=scorers, source=sp, models=models,
                   prompt_dirs=prompt_dirs, executor=executor.strip() if executor else None, read=read,
                   origins=origins, cluster=cluster)
     suite.matrix = matrix
+    suite.epochs = epochs
     return suite, suite.origins
 
 
@@ -358,14 +389,14 @@ def parse_matrix(raw: Any, path: str, line: int, models: dict[str, dict[str, Any
     ``models``: model strings, or mappings ``{model: MODEL, ...provider settings}`` (a cell's own
     ``api_base``, ``seed``...: added to the suite's ``models:`` settings, which must not say
     otherwise); ``prompts``: template names (``null`` for the case's input as it is); ``params``:
-    generation setting -> list of values."""
+    generation setting -> list of values; ``epochs``: trials per case in every cell."""
     if raw is None:
         return None
     if not isinstance(raw, dict):
         raise InputError("expected a mapping with models, prompts and params", path=path, line=line, field="matrix")
-    unknown = sorted(set(raw) - {"models", "prompts", "params"})
+    unknown = sorted(set(raw) - {"models", "prompts", "params", "epochs"})
     if unknown:
-        raise InputError("unknown key (known: models, prompts, params)", path=path, line=_line_of(raw, line),
+        raise InputError("unknown key (known: models, prompts, params, epochs)", path=path, line=_line_of(raw, line),
                          field=f"matrix.{unknown[0]}")
     listed = raw.get("models")
     if not isinstance(listed, list) or not listed:
@@ -395,7 +426,9 @@ def parse_matrix(raw: Any, path: str, line: int, models: dict[str, dict[str, Any
     if not isinstance(params, dict) or not all(isinstance(v, list) and v for v in params.values()):
         raise InputError("expected a mapping of setting name to a list of values", path=path,
                          line=_line_of(raw, line), field="matrix.params")
-    return {"models": names, "prompts": prompts, "params": {str(k): list(v) for k, v in params.items()}}
+    epochs = _epochs(raw.get("epochs"), path, _line_of(raw, line), "matrix.epochs")
+    return {"models": names, "prompts": prompts, "params": {str(k): list(v) for k, v in params.items()},
+            "epochs": epochs}
 
 
 def _model_settings(raw: Any, path: str, line: int) -> dict[str, dict[str, Any]]:

@@ -37,7 +37,8 @@ def print_outcome(outcome, as_json: bool, out=None) -> None:
         click.echo(f"run {result.run_id}  suite {result.suite}  {result.cases} cases  {result.status} "
                    f"in {result.duration_s:.2f}s", file=out)
         click.echo(stats_table(result.scorers), file=out)
-        for line in (aggregate_lines(result.scorers) + clustered_lines(outcome.clustered or {})
+        for line in (aggregate_lines(result.scorers) + epoch_lines(result.scorers)
+                     + clustered_lines(outcome.clustered or {})
                      + agreement_lines(outcome.agreement)):
             click.echo(line, file=out)
         if result.usage:
@@ -147,6 +148,33 @@ def aggregate_lines(scorers: dict, width: int = 100) -> list[str]:
                                    break_long_words=False, break_on_hyphens=False)
         if summary.get("aggregate_error"):
             lines.append(f"{name} aggregate error: {summary['aggregate_error']}")
+    return lines
+
+
+#: how each reducer's figure reads in a sentence
+_REDUCED = {"mean": "mean", "median": "median", "mode": "most frequent value", "max": "best", "min": "worst"}
+
+
+def epoch_lines(scorers: dict[str, Any]) -> list[str]:
+    """One line per scorer of a run with --epochs: how cases were reduced, and how stable the
+    verdicts were from one epoch to the next (the share of cases whose verdict changed, the
+    pooled within-case standard deviation)."""
+    from .options import fmt
+
+    lines = []
+    for name, summary in scorers.items():
+        epochs = summary.get("epochs")
+        if not epochs:
+            continue
+        reducer = epochs["reducer"]
+        how = (f"{_REDUCED[reducer]} of each case's epochs" if reducer in _REDUCED
+               else f"{reducer} over each case's epochs")
+        if epochs["cases"]:
+            stable = (f"verdict changed across epochs on {epochs['unstable']} of {epochs['cases']} cases "
+                      f"({epochs['unstable_share']:.0%}), within-case sd {fmt(epochs['within_case_sd'])}")
+        else:
+            stable = "no case had two scored epochs to compare"
+        lines.append(f"{name}: {epochs['n']} epochs, {how}; {stable}")
     return lines
 
 

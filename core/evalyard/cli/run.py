@@ -99,6 +99,14 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
               "with each scorer's mean and 95% CI, one gen_ai.evaluation.result event per result.")
 @click.option("--cluster", metavar="metadata.FIELD", help="Cases sharing this metadata value are one cluster (e.g. "
               "questions on one passage): also print and keep each scorer's cluster-robust interval beside the naive one.")
+@click.option("--epochs", type=click.IntRange(1), default=None, metavar="N",
+              help="Generate and score each case N times (repeated trials: each epoch its own model call and "
+                   "cache key, the seed set where the provider takes one); a case's score is its epochs reduced "
+                   "(--reducer), and each scorer shows how stable its verdicts were across epochs.")
+@click.option("--reducer", "reducers", multiple=True, metavar="[SCORER=]NAME[:k=N]",
+              help="How a case's epochs make its score: mean (default), median, mode, max, min, pass_at_k:k=N, "
+                   "at_least_k:k=N (optionally ,value=V: what counts as correct, default 1); for every scorer, or "
+                   "SCORER=... for one (repeatable).")
 @click.option("--output", "outputs", multiple=True, metavar="NAME[=TARGET]",
               help="After the run, also write it with this output format (repeatable): jsonl, csv, parquet, junit, "
                    "otel, html or a plugin's (`evalyard plugins`); TARGET is a file (default evalyard-RUN_ID.EXT) "
@@ -106,7 +114,8 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,
         generator, max_errors, name, junit_path, judge_model, gen_models, gen_prompts, params, prompts_dirs, batch,
-        no_cache, max_cost, run_to_cap, plan_only, verbose, calibrated, otel, cluster, outputs, db_url):
+        no_cache, max_cost, run_to_cap, plan_only, verbose, calibrated, otel, cluster, epochs, reducers, outputs,
+        db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -137,7 +146,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         use_cache=not no_cache, max_cost=max_cost, run_to_cap=run_to_cap, concurrency=concurrency,
         executor=executor, format=data_format, field_map=parse_field_options(fields), batch=batch,
         calibrated=calibrated, max_errors=max_errors, fail_under=_parse_fail_under(fail_under),
-        fail_on_error=fail_on_error, cluster=cluster, outputs=wanted, forecast_only=plan_only,
+        fail_on_error=fail_on_error, cluster=cluster, outputs=wanted, forecast_only=plan_only, epochs=epochs,
+        reducers=[_parse_reducer_option(text) for text in reducers],
         on_progress=progress.update, on_start=lambda run_id, total: (started.append(run_id), progress.start(total)))
     with results_stream() as out:
         restore_sigterm = terminate_as_interrupt()
@@ -157,6 +167,18 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         print_outcome(outcome, as_json, out)
     if outcome.failed:
         sys.exit(1)
+
+
+def _parse_reducer_option(text: str) -> tuple[str | None, str]:
+    """``NAME[:k=N]`` for every scorer, or ``SCORER=NAME[:k=N]`` for one (a reducer's own
+    parameters come after its colon, so an ``=`` before any colon names the scorer)."""
+    head, colon, _ = text.partition(":")
+    scorer, eq, reducer = head.partition("=")
+    if eq:
+        if not scorer.strip():
+            raise CLIError(f"--reducer {text!r}: expected [SCORER=]NAME[:k=N]")
+        return scorer.strip(), reducer + colon + text.partition(":")[2]
+    return None, text
 
 
 def _generator_choice(generator: str | None, models: tuple[str, ...], prompts: tuple[str, ...],

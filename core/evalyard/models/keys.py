@@ -8,7 +8,9 @@ that changes what the model is asked:
 - ``params``: every request parameter that reaches the provider (temperature,
   max_tokens, response_format, logprobs, top_logprobs, seed, ...);
 - ``sample``: the sample index, so ``samples=n`` makes n distinct calls and a rerun
-  reuses each of them.
+  reuses each of them;
+- ``epoch``: the trial of a run with ``--epochs N`` (``evalyard.models.trial``), present only
+  past the first, so the keys of a single-epoch run are what they always were.
 
 Connection settings (``api_base``, ``api_key``, ``timeout``, retry settings) are not in
 the key: they say how to reach the model, not what it is asked. The key is the
@@ -31,10 +33,13 @@ KEY_VERSION = 1
 
 
 def key_inputs(model: str, messages: list[dict[str, Any]], params: dict[str, Any] | None = None,
-               sample: int = 0) -> dict[str, Any]:
+               sample: int = 0, epoch: int = 0) -> dict[str, Any]:
     """The exact data hashed into the cache key (what ``--verbose`` shows)."""
     kept = {k: v for k, v in sorted((params or {}).items()) if k not in TRANSPORT_PARAMS and v is not None}
-    return {"v": KEY_VERSION, "model": model, "messages": messages, "params": kept, "sample": sample}
+    inputs = {"v": KEY_VERSION, "model": model, "messages": messages, "params": kept, "sample": sample}
+    if epoch:
+        inputs["epoch"] = epoch
+    return inputs
 
 
 def canonical_json(data: Any) -> str:
@@ -42,5 +47,5 @@ def canonical_json(data: Any) -> str:
 
 
 def cache_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any] | None = None,
-              sample: int = 0) -> str:
-    return hashlib.sha256(canonical_json(key_inputs(model, messages, params, sample)).encode()).hexdigest()
+              sample: int = 0, epoch: int = 0) -> str:
+    return hashlib.sha256(canonical_json(key_inputs(model, messages, params, sample, epoch)).encode()).hexdigest()

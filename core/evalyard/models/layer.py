@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 from .background import shared_loop
 from .cache import MemoryCache, ResponseCache
 from .errors import CostLimitReached, ModelCallError, StructuredOutputError
+from .trial import current_trial
 from .keys import cache_key, key_inputs
 from .limits import AdaptiveLimit, RequestRate, Slots
 from .records import CallRecord, CallUsage, Completion, PlannedRequest
@@ -196,13 +197,26 @@ class ModelLayer:
         if logprobs:
             merged["logprobs"] = True
             merged["top_logprobs"] = int(logprobs)
+        trial = current_trial()
+        if trial is not None and self.supports_seed(model):  # each epoch a reproducible sample
+            merged["seed"] = int(merged.get("seed") or 0) + trial.epoch
         return merged
+
+    def supports_seed(self, model: str) -> bool:
+        """Whether the provider takes ``seed``: a provider of ours says so in its capabilities (litellm's
+        list for a custom provider depends on whether it was installed yet, so it is not asked);
+        another, by litellm's list of the model's parameters."""
+        from .providers import supports_param
+
+        if self.provider_of(model) is not None:
+            return bool(self.capabilities(model).get("supports_seed"))
+        return bool(supports_param(self.litellm, model, "seed"))
 
     def planned(self, model: str, messages: list[dict[str, Any]], *, params: dict[str, Any] | None = None,
                 sample: int = 0, logprobs: int | None = None, answer: str = "text") -> PlannedRequest:
         """The request :meth:`complete` would send, with its cache key, without sending it."""
         sent = self.request_params(model, params, logprobs)
-        return PlannedRequest(model, messages, sent, sample, cache_key(model, messages, sent, sample),
+        return PlannedRequest(model, messages, sent, sample, cache_key(model, messages, sent, sample, _epoch()),
                               answer=answer)
 
     def json_request(self, model: str, messages: list[dict[str, Any]], schema: dict[str, Any], *,
@@ -227,7 +241,7 @@ class ModelLayer:
         """
         planned = self.planned(model, messages, params=params, sample=sample, logprobs=logprobs)
         sent, key = planned.params, planned.key
-        inputs = key_inputs(model, messages, sent, sample)
+        inputs = key_inputs(model, messages, sent, sample, _epoch())
         if self.use_cache and not no_cache:
             record = await self._cache_get(key)
             if record is not None:
@@ -469,3 +483,8 @@ def _describe(exc: BaseException) -> str:
     while text.startswith(prefix):
         text = text[len(prefix):]
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _epoch() -> int:
+    trial = current_trial()
+    return 0 if trial is None else trial.epoch

@@ -168,6 +168,11 @@ def supports_response_schema(litellm: Any, model: str) -> bool:
 
 def supports_logprobs(litellm: Any, model: str) -> bool | None:
     """Whether litellm passes ``logprobs`` for this model; None when it cannot tell."""
+    return supports_param(litellm, model, "logprobs")
+
+
+def supports_param(litellm: Any, model: str, name: str) -> bool | None:
+    """Whether litellm passes the OpenAI parameter ``name`` for this model; None when it cannot tell."""
     try:
         provider = litellm.get_llm_provider(model)[1]
         params = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
@@ -175,4 +180,4 @@ def supports_logprobs(litellm: Any, model: str) -> bool | None:
         return None
     if params is None:
         return None
-    return "logprobs" in params
+    return name in params

@@ -116,7 +116,7 @@ def _set_wal(cursor) -> None:
 
 #: The newest migration's revision id (a test checks it against the migration scripts).
 #: Knowing it lets an up-to-date database open without importing Alembic, which is slow to import.
-HEAD_REVISION = "0007_experiments"
+HEAD_REVISION = "0008_trials"
 
 #: The PostgreSQL advisory-lock key that processes creating or upgrading evalyard's schema take
 #: in turn: a fixed bigint no other application on the server is likely to use ("evalyard" in
@@ -536,7 +536,11 @@ class Store:
             session.commit()
 
     def delete_run(self, run_id: str) -> None:
+        from .models import TrialOutputRow, TrialRow
+
         with Session(self.engine) as session:
+            session.execute(delete(TrialRow).where(TrialRow.run_id == run_id))
+            session.execute(delete(TrialOutputRow).where(TrialOutputRow.run_id == run_id))
             session.execute(delete(ResultRow).where(ResultRow.run_id == run_id))
             session.execute(delete(LabelRow).where(LabelRow.run_id == run_id))
             session.execute(delete(CandidateRow).where(CandidateRow.run_id == run_id))

@@ -104,6 +104,45 @@ class ResultRow(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class TrialOutputRow(SQLModel, table=True):
+    """One epoch's generated output of a case (a run with ``--epochs N`` and a generator). The
+    run's ``candidates`` row holds epoch 0's, so single-output views show the first sample."""
+
+    __tablename__ = "trial_outputs"
+    __table_args__ = (UniqueConstraint("run_id", "case_id", "epoch", name="uq_trial_outputs_run_case_epoch"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="runs.id")
+    case_id: str
+    epoch: int
+    text: Optional[str] = Field(default=None, sa_column=Column(Text))
+    details: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
+    error: Optional[str] = Field(default=None, sa_column=Column(Text))
+
+
+class TrialRow(SQLModel, table=True):
+    """One epoch's score of a case by a scorer (``--epochs N``); keyed (run, case, epoch, scorer).
+    Written in the transaction that writes the case's reduced score to ``results``."""
+
+    __tablename__ = "trials"
+    __table_args__ = (
+        UniqueConstraint("run_id", "case_id", "epoch", "scorer", name="uq_trials_run_case_epoch_scorer"),
+        Index("ix_trials_run_scorer_case", "run_id", "scorer", "case_id"),
+    )
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="runs.id")
+    case_id: str
+    epoch: int
+    scorer: str
+    value: Optional[float] = None
+    label: Optional[str] = None
+    passed: Optional[bool] = None
+    details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    error: Optional[str] = Field(default=None, sa_column=Column(Text))
+    usage: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
+
+
 class ModelCallRow(SQLModel, table=True):
     """Response cache for model calls; the key hashes model, messages, parameters and sample index."""
 

@@ -173,7 +173,7 @@ class LocalProvider:
         constrained JSON and logprobs always; as many requests in flight as the server has slots; and
         judges without reasoning unless a scorer asks for it (a small model's one-word answer is
         readable and fast, its reasoning often never reaches a verdict)."""
-        return {"supports_schema": True, "supports_logprobs": True, "reasoning": False,
+        return {"supports_schema": True, "supports_logprobs": True, "supports_seed": True, "reasoning": False,
                 "concurrency": LoadSettings.resolve(defaults=self.load).n_parallel}
 
     def check(self, model: str) -> None:

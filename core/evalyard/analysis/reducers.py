@@ -1,0 +1,219 @@
+"""Reducers: one case's scores over repeated trials (``--epochs N``) made into the one score its
+case counts with in the summary, ``compare`` and the report.
+
+Pure functions over ``Trial`` values. The numbers follow inspect_ai's epoch reducers
+(``mean_score``, ``median_score``, ``mode_score``, ``max_score``, ``pass_at``, ``at_least``), a
+test checks them against the package itself:
+
+- a trial's value is its number, or its label when it has none (a judge's ``"yes"``); labels
+  count as numbers the way inspect_ai reads them: ``C``/``yes``/``true`` 1, ``P`` 0.5,
+  ``I``/``N``/``no``/``false`` 0, a numeric string its number, anything else 0;
+- a trial that failed (an error) is left out, as inspect_ai leaves out an unscored (NaN) epoch;
+  when every trial failed the case's score is an error, never a 0;
+- ``mode``: the most frequent value, the earliest among equally frequent ones;
+- ``pass_at_k``: the unbiased estimator of Chen et al. (2021), correct meaning a value of at
+  least ``value`` (default 1.0); fewer scored trials than ``k`` is an error (inspect_ai: NaN);
+- ``at_least_k``: 1 when at least ``k`` trials reach ``value``, else 0.
+
+``min`` is evalyard's own (inspect_ai has none): the lowest value, the trial's own score.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from ..errors import InputError
+
+#: name -> (parameters it takes, whether ``k`` is required)
+REDUCERS: dict[str, tuple[frozenset[str], bool]] = {
+    "mean": (frozenset(), False),
+    "median": (frozenset(), False),
+    "mode": (frozenset(), False),
+    "max": (frozenset(), False),
+    "min": (frozenset(), False),
+    "pass_at_k": (frozenset({"k", "value"}), True),
+    "at_least_k": (frozenset({"k", "value"}), True),
+}
+DEFAULT = "mean"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One epoch's score of one case by one scorer (as stored)."""
+
+    value: float | None = None
+    label: str | None = None
+    passed: bool | None = None
+    error: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.error is None and (self.value is not None or self.label is not None)
+
+    @property
+    def raw(self) -> float | str:
+        """The value inspect_ai would reduce: the number, else the label."""
+        return self.value if self.value is not None else self.label  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """A case's score over its trials: ``value`` and ``label`` as a scorer's, or ``error``."""
+
+    value: float | None = None
+    label: str | None = None
+    error: str | None = None
+    #: the verdict of the trials it stands for, where they agree (a threshold, applied to
+    #: ``value`` afterwards, decides otherwise)
+    passed: bool | None = None
+
+
+@dataclass(frozen=True)
+class Reducer:
+    """A parsed reducer (``pass_at_k:k=3,value=0.5``)."""
+
+    name: str = DEFAULT
+    k: int | None = None
+    value: float = 1.0
+
+    @property
+    def spec(self) -> str:
+        if self.k is None:
+            return self.name
+        return f"{self.name}:k={self.k}" + ("" if self.value == 1.0 else f",value={self.value:g}")
+
+    def check_epochs(self, epochs: int, where: str) -> None:
+        if self.k is not None and self.k > epochs:
+            raise InputError(f"{where}: reducer {self.spec} needs at least {self.k} epochs, the run has {epochs} "
+                             f"(--epochs {self.k} or more)")
+
+    def __call__(self, trials: Sequence[Trial]) -> Reduced:
+        return reduce_trials(self, trials)
+
+
+def parse_reducer(text: str, where: str = "--reducer") -> Reducer:
+    """``NAME`` or ``NAME:key=value,...``; an InputError names what is wrong."""
+    name, _, rest = text.strip().partition(":")
+    name = name.strip()
+    if name not in REDUCERS:
+        raise InputError(f"{where}: unknown reducer {name!r} (known: {', '.join(REDUCERS)})")
+    allowed, needs_k = REDUCERS[name]
+    params: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep or key.strip() not in allowed:
+            known = f" (it takes {', '.join(sorted(allowed))})" if allowed else " (it takes none)"
+            raise InputError(f"{where}: reducer {name} has no parameter {part!r}{known}")
+        params[key.strip()] = value.strip()
+    k = None
+    if "k" in params:
+        try:
+            k = int(params["k"])
+        except ValueError:
+            raise InputError(f"{where}: reducer {name}: k must be a whole number, not {params['k']!r}") from None
+        if k < 1:
+            raise InputError(f"{where}: reducer {name}: k must be at least 1")
+    elif needs_k:
+        raise InputError(f"{where}: reducer {name} needs k (e.g. {name}:k=2)")
+    try:
+        value = float(params.get("value", 1.0))
+    except ValueError:
+        raise InputError(f"{where}: reducer {name}: value must be a number, not {params['value']!r}") from None
+    return Reducer(name, k, value)
+
+
+def to_float(raw: float | str | bool) -> float:
+    """A trial's value as a number, as inspect_ai's ``value_to_float()`` reads it."""
+    if raw == "C":
+        return 1.0
+    if raw == "P":
+        return 0.5
+    if raw in ("I", "N"):
+        return 0.0
+    if isinstance(raw, (int, float, bool)):
+        return float(raw)
+    lowered = raw.lower()
+    if lowered in ("yes", "true"):
+        return 1.0
+    if lowered in ("no", "false"):
+        return 0.0
+    try:
+        number = float(lowered)
+    except ValueError:
+        return 0.0
+    return number if math.isfinite(number) else 0.0
+
+
+def reduce_trials(reducer: Reducer, trials: Sequence[Trial]) -> Reduced:
+    scored = [t for t in trials if t.scored]
+    if not scored:
+        errors = [t.error for t in trials if t.error]
+        first = errors[0] if errors else "no value"
+        return Reduced(error=f"every epoch failed ({len(trials)}): {first}")
+    name = reducer.name
+    if name in ("mean", "median"):
+        stat: Callable[[list[float]], float] = statistics.mean if name == "mean" else statistics.median
+        return Reduced(value=float(stat([to_float(t.raw) for t in scored])), label=_shared(scored, "label"),
+                       passed=_shared(scored, "passed"))
+    if name == "mode":
+        winner = Counter(t.raw for t in scored).most_common(1)[0][0]
+        alike = [t for t in scored if t.raw == winner]
+        if isinstance(winner, str):
+            return Reduced(label=winner, passed=_shared(alike, "passed"))
+        return Reduced(value=float(winner), label=_shared(alike, "label"), passed=_shared(alike, "passed"))
+    if name in ("max", "min"):
+        pick = max if name == "max" else min
+        chosen = pick(scored, key=lambda t: to_float(t.raw))
+        return Reduced(value=chosen.value, label=chosen.label, passed=chosen.passed)
+    correct = sum(1 for t in scored if to_float(t.raw) >= reducer.value)
+    k = reducer.k or 1
+    if name == "at_least_k":
+        return Reduced(value=1.0 if correct >= k else 0.0, passed=correct >= k)
+    total = len(scored)  # pass_at_k
+    if total < k:
+        return Reduced(error=f"pass_at_k: only {total} of {len(trials)} epochs were scored, fewer than k={k}")
+    return Reduced(value=pass_at_k(total, correct, k))
+
+
+def pass_at_k(total: int, correct: int, k: int) -> float:
+    """1 - C(total - correct, k) / C(total, k), as a product (no large binomials), in numpy's
+    order of multiplication so the last digit is the reference's too."""
+    import numpy as np
+
+    if total - correct < k:
+        return 1.0
+    return 1.0 - float(np.prod(1.0 - k / np.arange(total - correct + 1, total + 1)))
+
+
+def _shared(trials: Sequence[Trial], field: str) -> Any:
+    """The trials' common ``label`` or ``passed``; None when they differ."""
+    seen = {getattr(t, field) for t in trials}
+    return seen.pop() if len(seen) == 1 else None
+
+
+def stability(cases: Iterable[Sequence[Trial]]) -> dict[str, Any]:
+    """Trial-to-trial stability of one scorer over cases with at least two scored trials: the
+    share whose verdict (pass/fail where there is one, else the label, else the value) differs
+    across epochs, and the pooled within-case standard deviation of the values (the square root
+    of the mean of each case's sample variance)."""
+    compared = unstable = 0
+    variances: list[float] = []
+    for trials in cases:
+        scored = [t for t in trials if t.scored]
+        if len(scored) < 2:
+            continue
+        compared += 1
+        verdicts = {t.passed if t.passed is not None else t.raw for t in scored}
+        unstable += len(verdicts) > 1
+        numbers = [to_float(t.raw) for t in scored]
+        variances.append(statistics.variance(numbers))
+    return {
+        "cases": compared,
+        "unstable": unstable,
+        "unstable_share": unstable / compared if compared else None,
+        "within_case_sd": math.sqrt(statistics.mean(variances)) if variances else None,
+    }

@@ -1,0 +1,93 @@
+"""The store's operations on repeated trials (``--epochs N``): each epoch's generated output and
+each epoch's score, written with the case's reduced result in one transaction, and read back
+streamed, grouped by case, for the stability figures and the case view."""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+from sqlalchemy import select, update
+
+from . import insert_ignoring_duplicates
+from .models import CandidateRow, ResultRow, TrialOutputRow, TrialRow, utcnow
+
+if TYPE_CHECKING:
+    from . import Store
+
+
+def done_outputs(store: Store, run_id: str, case_ids: Iterable[str]) -> set[tuple[str, int]]:
+    """(case, epoch) pairs of these cases whose output was generated (or failed: kept as such)."""
+    query = (select(TrialOutputRow.case_id, TrialOutputRow.epoch)
+             .where(TrialOutputRow.run_id == run_id, TrialOutputRow.case_id.in_(list(case_ids))))
+    with store.engine.connect() as connection:
+        return {(case_id, epoch) for case_id, epoch in connection.execute(query).all()}
+
+
+def write_outputs(store: Store, run_id: str, rows: list[dict[str, Any]]) -> None:
+    """Store generated outputs (``case_id``, ``epoch``, ``text``, ``details``, ``error``) in one
+    transaction; epoch 0's is also the run's candidate of the case."""
+    if not rows:
+        return
+    with store.engine.begin() as connection:
+        insert_ignoring_duplicates(connection, TrialOutputRow.__table__, [{"run_id": run_id, **r} for r in rows],
+                                   ("run_id", "case_id", "epoch"))
+        for row in rows:
+            if row["epoch"] == 0:
+                connection.execute(update(CandidateRow)
+                                   .where(CandidateRow.run_id == run_id, CandidateRow.case_id == row["case_id"])
+                                   .values(text=row.get("text"), details=row.get("details"), error=row.get("error")))
+
+
+def outputs_of(store: Store, run_id: str, case_ids: Iterable[str]) -> dict[tuple[str, int], tuple[str | None, str | None]]:
+    """(case, epoch) -> (text, error) of these cases' generated outputs."""
+    query = (select(TrialOutputRow.case_id, TrialOutputRow.epoch, TrialOutputRow.text, TrialOutputRow.error)
+             .where(TrialOutputRow.run_id == run_id, TrialOutputRow.case_id.in_(list(case_ids))))
+    with store.engine.connect() as connection:
+        return {(c, e): (t, err) for c, e, t, err in connection.execute(query).all()}
+
+
+def write_scored(store: Store, run_id: str, results: list[dict[str, Any]], trials: list[dict[str, Any]]) -> None:
+    """One batch of reduced results and the trials they reduce, in one transaction: a case's
+    result exists exactly when all its trials do, so a resumed run rescores whole cases."""
+    if not results:
+        return
+    now = utcnow()
+    for row in results:
+        row["run_id"] = run_id
+        row.setdefault("created_at", now)
+    with store.engine.begin() as connection:
+        insert_ignoring_duplicates(connection, TrialRow.__table__, [{"run_id": run_id, **t} for t in trials],
+                                   ("run_id", "case_id", "epoch", "scorer"))
+        insert_ignoring_duplicates(connection, ResultRow.__table__, results, ("run_id", "case_id", "scorer"))
+
+
+def trials_by_case(store: Store, run_id: str, scorer: str) -> Iterator[tuple[str, list[Any]]]:
+    """(case id, its trials in epoch order) of one scorer, streamed in case order; each trial a
+    row of (epoch, value, label, passed, error)."""
+    query = (select(TrialRow.case_id, TrialRow.epoch, TrialRow.value, TrialRow.label, TrialRow.passed,
+                    TrialRow.error)
+             .where(TrialRow.run_id == run_id, TrialRow.scorer == scorer)
+             .order_by(TrialRow.case_id, TrialRow.epoch))
+    with store.engine.connect() as connection:
+        rows = connection.execution_options(yield_per=10_000).execute(query)
+        for case_id, group in groupby(rows, key=lambda r: r[0]):
+            yield case_id, [r[1:] for r in group]
+
+
+def case_trials(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
+    """One case's epochs for the case view: each epoch's output and each scorer's trial."""
+    with store.engine.connect() as connection:
+        outputs = connection.execute(
+            select(TrialOutputRow.epoch, TrialOutputRow.text, TrialOutputRow.error)
+            .where(TrialOutputRow.run_id == run_id, TrialOutputRow.case_id == case_id)
+            .order_by(TrialOutputRow.epoch)).all()
+        scores = connection.execute(
+            select(TrialRow.epoch, TrialRow.scorer, TrialRow.value, TrialRow.label, TrialRow.passed, TrialRow.error)
+            .where(TrialRow.run_id == run_id, TrialRow.case_id == case_id)
+            .order_by(TrialRow.epoch, TrialRow.scorer)).all()
+    return {
+        "outputs": [{"epoch": e, "text": t, "error": err} for e, t, err in outputs],
+        "scores": [{"epoch": e, "scorer": s, "value": v, "label": lb, "passed": p, "error": err}
+                   for e, s, v, lb, p, err in scores],
+    }

@@ -1,0 +1,164 @@
+"""Repeated trials (``--epochs N``): each case generated and scored N times through the real
+model layer (a scripted model behind litellm whose answer changes from one call to the next),
+reduced per case, with each scorer's stability across epochs; resumable without duplicates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from evalyard.cli import cli
+
+QUESTIONS = {f"q{i}": (f"What is {i} times 3?", str(3 * i)) for i in range(5)}
+
+
+def invoke(app, *args):
+    return CliRunner().invoke(cli, [str(a) for a in args], obj=app, catch_exceptions=False)
+
+
+@pytest.fixture
+def suite(tmp_path):
+    path = tmp_path / "times.jsonl"
+    path.write_text("".join(json.dumps({"id": case_id, "input": question, "reference": answer}) + "\n"
+                            for case_id, (question, answer) in QUESTIONS.items()))
+    return str(path)
+
+
+@pytest.fixture
+def call_log(tmp_path, monkeypatch):
+    """Every answer the scripted model gives, a line each (set before the application reads it)."""
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("EVALYARD_SCRIPTED_LOG", str(log))
+    return log
+
+
+@pytest.fixture
+def noisy(call_log, rules):
+    """Right on a question's first two calls, wrong after: with distinct calls per epoch, every
+    case gets two right answers and one wrong one in three epochs."""
+    log = call_log
+    model = rules([rule for q, a in QUESTIONS.values()
+                   for rule in ({"contains": q, "content": f"It is {a}.", "times": 2},
+                                {"contains": q, "content": "I am not sure."})], name="noisy")
+    return model, log
+
+
+def calls(log) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_each_epoch_is_its_own_sample_and_the_case_is_reduced(call_log, app, suite, noisy):
+    model, log = noisy
+    result = invoke(app, "run", suite, "-s", "contains", "-m", model, "--epochs", "3", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    contains = data["scorers"]["contains"]
+    assert contains["mean"] == pytest.approx(2 / 3) and contains["count"] == len(QUESTIONS)
+    assert contains["epochs"] == {"n": 3, "reducer": "mean", "cases": 5, "unstable": 5, "unstable_share": 1.0,
+                                  "within_case_sd": pytest.approx((1 / 3) ** 0.5)}
+    assert calls(log) == 3 * len(QUESTIONS)  # three real calls per case, none answered from another epoch
+    from evalyard.store.trials import case_trials
+
+    store = app.open_store()
+    trials = case_trials(store, data["run_id"], "q1")
+    assert sorted(o["text"] for o in trials["outputs"]) == ["I am not sure.", "It is 3.", "It is 3."]
+    assert [s["epoch"] for s in trials["scores"]] == [0, 1, 2]
+    assert store.candidates(data["run_id"])["q1"].text == trials["outputs"][0]["text"]  # epoch 0 is the candidate
+
+    again = invoke(app, "run", suite, "-s", "contains", "-m", model, "--epochs", "3", "--json")
+    assert json.loads(again.stdout)["scorers"]["contains"]["mean"] == pytest.approx(2 / 3)
+    assert calls(log) == 3 * len(QUESTIONS)  # every epoch answered from the response cache
+
+
+def test_a_reducer_per_scorer_from_the_command_line(call_log, app, suite, noisy):
+    model, _ = noisy
+    result = invoke(app, "run", suite, "-s", "contains", "-s", "regex_match:pattern=^It is", "-m", model, "--epochs", "3",
+                    "--reducer", "contains=at_least_k:k=2", "--reducer", "max", "--json")
+    assert result.exit_code == 0, result.output
+    scorers = json.loads(result.stdout)["scorers"]
+    assert scorers["contains"]["mean"] == 1.0 and scorers["contains"]["epochs"]["reducer"] == "at_least_k:k=2"
+    assert scorers["regex_match"]["epochs"]["reducer"] == "max"
+    run = app.open_store().get_run(json.loads(result.stdout)["run_id"])
+    assert [s["reducer"] for s in run.scorers] == ["at_least_k:k=2", "max"]
+
+
+def test_the_summary_says_how_stable_each_scorer_was(call_log, app, suite, noisy):
+    model, _ = noisy
+    text = invoke(app, "run", suite, "-s", "contains", "-m", model, "--epochs", "3").output
+    assert "3 epochs, mean of each case's epochs" in text
+    assert "verdict changed across epochs on 5 of 5 cases (100%), within-case sd 0.577" in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--epochs", "3", "--reducer", "pass_at_k:k=5"), "reducer pass_at_k:k=5 needs at least 5 epochs, the run has 3"),
+    (("--epochs", "2", "--reducer", "median:k=1"), "reducer median has no parameter 'k=1'"),
+    (("--epochs", "2", "--reducer", "bleu=max"), "scorer 'bleu' is not part of this run"),
+    (("--epochs", "0"), "0 is not in the range x>=1"),
+])
+def test_bad_epoch_options_are_refused_before_anything_is_stored(call_log, app, suite, noisy, args, message):
+    model, log = noisy
+    result = invoke(app, "run", suite, "-s", "contains", "-m", model, *args)
+    assert result.exit_code == 2 and message in result.output
+    assert calls(log) == 0 and json.loads(invoke(app, "runs", "list", "--json").output) == []
+
+
+def test_a_suite_file_sets_epochs_and_reducers(call_log, app, suite, noisy, tmp_path):
+    model, _ = noisy
+    path = tmp_path / "suite.yaml"
+    path.write_text(f"name: times\ndata: {suite}\nepochs: 3\nreducer: mode\n"
+                    "scorers:\n  - contains\n  - name: regex_match\n    config: {pattern: '^It is'}\n    reducer: min\n")
+    result = invoke(app, "run", path, "-m", model, "--json")
+    assert result.exit_code == 0, result.output
+    scorers = json.loads(result.stdout)["scorers"]
+    assert scorers["contains"]["epochs"]["reducer"] == "mode" and scorers["contains"]["mean"] == 1.0
+    assert scorers["regex_match"]["epochs"]["reducer"] == "min" and scorers["regex_match"]["mean"] == 0.0
+    path.write_text(f"name: times\ndata: {suite}\nepochs: 3\nscorers:\n  - name: contains\n    reducer: pass_at_k\n")
+    bad = invoke(app, "run", path, "-m", model)
+    assert bad.exit_code == 2 and f"{path}:5" in bad.output and "scorers.contains.reducer" in bad.output
+    assert "needs k" in bad.output
+
+
+def test_kill_9_mid_run_then_resume_keeps_every_trial_once(tmp_path, suite, rules, cli_env, evalyard_exe,
+                                                            isolated_home):
+    """A run with epochs killed with SIGKILL while generating resumes: every (case, epoch) output
+    and every (case, epoch, scorer) trial exactly once, each case reduced once."""
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import time
+
+    log = tmp_path / "calls.log"
+    model = rules([{"contains": q, "content": f"It is {a}.", "delay_ms": 40} for q, a in QUESTIONS.values()],
+                  name="slow")
+    env = {**cli_env, "EVALYARD_SCRIPTED_LOG": str(log)}
+    db = isolated_home / "evalyard.db"
+
+    def count(table):
+        if not db.exists():
+            return 0
+        with sqlite3.connect(db) as con:
+            try:
+                return con.execute(f"select count(*) from {table}").fetchone()[0]
+            except sqlite3.OperationalError:
+                return 0
+
+    command = [evalyard_exe, "run", suite, "-s", "contains", "-m", model, "--epochs", "4", "-j", "1", "--json"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while count("trial_outputs") < 6 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be killed: make it slower"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    with sqlite3.connect(db) as con:
+        run_id = con.execute("select id from runs").fetchone()[0]
+    done = subprocess.run([evalyard_exe, "run", "--resume", run_id, "--json"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scorers"]["contains"]["mean"] == 1.0
+    assert (count("trial_outputs"), count("trials"), count("results")) == (4 * len(QUESTIONS),) * 2 + (len(QUESTIONS),)
+    answered = len(log.read_text().splitlines())
+    assert 4 * len(QUESTIONS) <= answered <= 4 * len(QUESTIONS) + 1  # at most the call in flight at the kill again
