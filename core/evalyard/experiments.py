@@ -152,7 +152,7 @@ def run_experiment(app: "Application", request: ExperimentRequest) -> Experiment
 
 
 #: what every cell shares and a bare ``--resume EXPERIMENT`` must know again
-SHARED = ("judge_model", "use_cache", "format", "field_map", "batch", "calibrated")
+SHARED = ("judge_model", "use_cache", "format", "field_map", "batch", "calibrated", "epochs")
 
 
 def _spec(base: RunRequest) -> dict[str, Any]:
@@ -167,7 +167,8 @@ def _spec(base: RunRequest) -> dict[str, Any]:
             scorers.append({"name": chosen})
         elif isinstance(chosen, type) and issubclass(chosen, Scorer):
             scorers.append({"name": chosen.name})
-    return {"scorers": scorers, **{key: getattr(base, key) for key in SHARED}}
+    return {"scorers": scorers, "reducers": [list(pair) for pair in base.reducers],
+            **{key: getattr(base, key) for key in SHARED}}
 
 
 def _shared_settings(spec: dict[str, Any]) -> dict[str, Any]:
@@ -175,7 +176,8 @@ def _shared_settings(spec: dict[str, Any]) -> dict[str, Any]:
 
     scorers = [ScorerSpec(s["name"], s.get("config") or {}, s.get("threshold"), origin="experiment")
                for s in spec.get("scorers") or []]
-    return {"scorers": scorers or None, **{key: spec[key] for key in SHARED if key in spec}}
+    return {"scorers": scorers or None, "reducers": [tuple(pair) for pair in spec.get("reducers") or []],
+            **{key: spec[key] for key in SHARED if key in spec}}
 
 
 def _run_cell(app, base: RunRequest, cell: Cell, index: int, name: str, experiment_id: str,

@@ -27,11 +27,14 @@ Each figure says how it was made, because they are not equally sure:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
+
+from .models.trial import trial
 
 if TYPE_CHECKING:
     from .models.layer import ModelLayer
@@ -135,6 +138,14 @@ class Forecaster:
     # -- the work ---------------------------------------------------------------
     def work(self) -> Iterator[tuple[Any, list[Any], bool]]:
         """(case, scorers still to run on it, whether it is to be generated), in suite order."""
+        for case, scorers, generate in self._cases():
+            if self.epochs == 1:
+                yield case, scorers, generate
+                continue
+            for epoch in range(self.epochs):  # each epoch its own calls and cache keys (--epochs)
+                yield dataclasses.replace(case, epoch=epoch), scorers, generate
+
+    def _cases(self) -> Iterator[tuple[Any, list[Any], bool]]:
         generate = self.plan.generator is not None
         if self.resume_run is None:
             for case, _ in self.plan.suite.iter_cases():
@@ -147,6 +158,10 @@ class Forecaster:
             for case in window:
                 todo = [p for p in self.plan.scorers if (case.id, p.name) not in done]
                 yield case, todo, generate and case.candidate is None
+
+    @property
+    def epochs(self) -> int:
+        return int((self.plan.settings or {}).get("epochs") or 1)
 
     def walk(self) -> None:
         window: list[tuple[Any, list[Any], bool]] = []
@@ -162,30 +177,31 @@ class Forecaster:
     def _window(self, window: list[tuple[Any, list[Any], bool]]) -> None:
         import dataclasses
 
-        answers: dict[str, str | None] = {}
+        answers: dict[tuple[str, int | None], str | None] = {}
         if self.generation is not None:
             wanted = []
             for case, _, generate in window:
                 if generate:
                     self.generation.pairs += 1
-                    requests = self.plan.generator.generator.planned_requests(case)
+                    with trial(case.epoch):
+                        requests = self.plan.generator.generator.planned_requests(case)
                     if requests is None:
                         self.generation.unplanned += 1
                         continue
-                    wanted.append((case.id, requests))
+                    wanted.append(((case.id, case.epoch), requests))
             keys = [r.key for _, requests in wanted for r in requests]
             found = self._lookup(keys)
-            for case_id, requests in wanted:
+            for trial_id, requests in wanted:
                 for request in requests:
                     self._add(self.generation, request, found.get(request.key))
                 record = found.get(requests[-1].key) if requests else None
-                answers[case_id] = (record["response"] or {}).get("text") if record else None
+                answers[trial_id] = (record["response"] or {}).get("text") if record else None
                 if requests and self._answer_words is None:
                     self._answer_words = self._output_tokens(requests[-1])[0]
         for case, scorers, generate in window:
             placeholder = False
             if generate:
-                text = answers.get(case.id)
+                text = answers.get((case.id, case.epoch))
                 placeholder = text is None
                 case = dataclasses.replace(case, candidate=text if text is not None else self._placeholder())
             if not placeholder and case.candidate is not None and len(self.sample_cases) < SAMPLE_CASES + 2:
@@ -193,7 +209,8 @@ class Forecaster:
             for p in scorers:
                 line = self.lines[p.name]
                 line.pairs += 1
-                requests = p.scorer.planned_requests(case)
+                with trial(case.epoch):
+                    requests = p.scorer.planned_requests(case)
                 if requests is None:
                     if p.executor == "async":
                         line.unplanned += 1

@@ -482,13 +482,17 @@ class Runner:
         await self._bounded(jobs, lambda row: self.store.write_candidates(run_id, [row]))
 
     async def _generate_epochs(self, run_id: str, suite_id: int, generator: PreparedGenerator) -> None:
-        """Every (case, epoch) without an output gets one: epochs are separate samples."""
+        """Every (case, epoch) without an output gets one: epochs are separate samples. A case whose
+        data holds its candidate (no output generated for it) keeps that candidate in every epoch."""
         from .store.trials import done_outputs, write_outputs
 
         def jobs():
             for window in self.store.iter_run_cases(run_id, suite_id, window=WINDOW):
                 done = done_outputs(self.store, run_id, [c.id for c in window])
+                started = {case_id for case_id, _ in done}
                 for case in window:
+                    if case.candidate is not None and case.id not in started:
+                        continue
                     for epoch in range(self.epochs):
                         if (case.id, epoch) not in done:
                             yield self._generate_one(generator, dataclasses.replace(case, epoch=epoch))
@@ -526,7 +530,8 @@ class Runner:
         out = []
         for case in batch:
             for epoch in range(self.epochs):
-                candidate = outputs.get((case.id, epoch), (None, None))[0] if with_outputs else case.candidate
+                # a case that was generated has an output row per epoch (its text, or None and the error)
+                candidate = outputs.get((case.id, epoch), (case.candidate,))[0]
                 out.append(dataclasses.replace(case, candidate=candidate, epoch=epoch))
         return out
 

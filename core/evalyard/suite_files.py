@@ -354,7 +354,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
                   prompt_dirs=prompt_dirs, executor=executor.strip() if executor else None, read=read,
                   origins=origins, cluster=cluster)
     suite.matrix = matrix
-    suite.epochs = epochs
+    suite.epochs = epochs if epochs is not None else (matrix or {}).get("epochs")
     return suite, suite.origins
 
 

@@ -162,3 +162,32 @@ def test_kill_9_mid_run_then_resume_keeps_every_trial_once(tmp_path, suite, rule
     assert (count("trial_outputs"), count("trials"), count("results")) == (4 * len(QUESTIONS),) * 2 + (len(QUESTIONS),)
     answered = len(log.read_text().splitlines())
     assert 4 * len(QUESTIONS) <= answered <= 4 * len(QUESTIONS) + 1  # at most the call in flight at the kill again
+
+
+def test_the_plan_counts_every_epoch_and_knows_which_are_cached(call_log, app, suite, noisy):
+    model, log = noisy
+    def generation(plan):
+        line = next(line for line in plan["lines"] if line["kind"] == "generator")
+        return sum(m["calls"] for m in line["models"]), sum(m["cache_hits"] for m in line["models"])
+
+    before = json.loads(invoke(app, "run", suite, "-s", "contains", "-m", model, "--epochs", "3", "--plan",
+                               "--json").stdout)["plan"]
+    assert generation(before) == (3 * len(QUESTIONS), 0)
+    invoke(app, "run", suite, "-s", "contains", "-m", model, "--epochs", "2")
+    after = json.loads(invoke(app, "run", suite, "-s", "contains", "-m", model, "--epochs", "3", "--plan",
+                              "--json").stdout)["plan"]
+    assert generation(after) == (3 * len(QUESTIONS), 2 * len(QUESTIONS))  # epochs 0 and 1 were answered already
+    assert calls(log) == 2 * len(QUESTIONS)
+
+
+def test_a_grid_with_epochs_reduces_every_cell(call_log, app, suite, noisy, rules):
+    model, _ = noisy
+    right = rules([{"contains": q, "content": f"It is {a}."} for q, a in QUESTIONS.values()], name="right")
+    result = invoke(app, "run", suite, "-s", "contains", "-m", right, "-m", model, "--epochs", "3", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["comparison"]["cells"]
+    assert [r["scorers"]["contains"]["mean"] for r in rows] == [1.0, pytest.approx(2 / 3)]
+    versus = rows[1]["scorers"]["contains"]["versus_baseline"]
+    assert versus["paired_cases"] == len(QUESTIONS)  # paired by case: the case is the unit, not the trial
+    stored = app.open_store()
+    assert [stored.get_run(r["run_id"]).settings["epochs"] for r in rows] == [3, 3]
