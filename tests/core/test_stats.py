@@ -82,3 +82,12 @@ def test_summarize_counts_errors_apart():
     assert (stats["count"], stats["scored"], stats["errors"]) == (3, 2, 1)
     assert stats["mean"] == 0.5 and stats["pass_rate"] == 0.5
     assert stats["labels"] == {"fail": 1, "pass": 1}
+
+
+def test_the_wilson_interval_of_a_share_with_ties_counted_half():
+    from evalyard.analysis.stats import wilson_ci
+
+    low, high = wilson_ci(4, 8)  # 8 ties, each half a win
+    assert (round(low, 4), round(high, 4)) == (0.2152, 0.7848)
+    assert wilson_ci(8, 8)[1] == 1.0 and 0.67 < wilson_ci(8, 8)[0] < 0.68  # all won: [0.676, 1]
+    assert wilson_ci(0, 0) is None

@@ -35,7 +35,7 @@ from ..errors import InputError
 from ..scoring import Case
 from ..suite import Suite
 from .agreement import orders_disagree
-from .stats import bootstrap, bootstrap_ci
+from .stats import bootstrap, bootstrap_ci, wilson_ci
 
 #: Prior precisions (1 / variance) of the intercept, the length slope and the position slope.
 PRIOR_PRECISION = (1.0, 0.01, 1.0)
@@ -131,7 +131,12 @@ def pairwise_stats(run_id: str, scorer: str, records: list[dict[str, Any]], erro
         return out
     outcomes = [outcome(r) for r in records]
     out["win_rate"] = sum(outcomes) / len(outcomes)
-    ci = bootstrap_ci(outcomes)  # resampling cases; all ties give [0.5, 0.5], never an interval without 0.5
+    if len(set(outcomes)) == 1:  # one outcome for every case (all ties, say): no bootstrap spread
+        ci = wilson_ci(sum(outcomes), len(outcomes))
+        out["ci_method"] = "wilson"
+    else:  # resampling cases
+        ci = bootstrap_ci(outcomes)
+        out["ci_method"] = "bootstrap"
     out["ci95"] = list(ci) if ci else None
     out["mean_preference"] = sum(r["value"] for r in records) / len(records)
     out["wins"] = outcomes.count(1.0)

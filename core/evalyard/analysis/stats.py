@@ -88,6 +88,21 @@ def bootstrap_ci(values: Sequence[float], level: float = 0.95, samples: int = BO
     return float(low), float(high)
 
 
+def wilson_ci(successes: float, n: int, level: float = 0.95) -> tuple[float, float] | None:
+    """Wilson score interval of a share (``successes`` may hold halves: ties counted half). Where
+    every case had the same outcome the bootstrap has no spread and gives a zero-width interval;
+    this one still says how little n cases tell."""
+    if n < 1:
+        return None
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 #: Up to this many values a summary keeps them for a bootstrap interval; past it, it keeps running
 #: moments only and gives the normal interval (see ``summarize``).
 BOOTSTRAP_LIMIT = 20_000

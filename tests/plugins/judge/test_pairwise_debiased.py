@@ -157,12 +157,14 @@ def test_a_pairwise_ab_with_no_pair_won_says_so(app, rules, tmp_path):
                            "--json").output)["pairwise"]
     assert (ab["wins"], ab["losses"], ab["ties"]) == (0, 0, 8)
     assert ab["win_rate"] == 0.5 and ab["ci95"][0] <= 0.5 <= ab["ci95"][1]
+    # every pair tied: the bootstrap has no spread, the Wilson interval says how little 8 pairs tell
+    assert ab["ci_method"] == "wilson" and ab["ci95"] == pytest.approx([0.2152, 0.7848], abs=1e-4)
     assert ab["length_controlled_win_rate"] is None and ab["length_controlled_ci95"] is None
     assert "no verdict was decisive" in ab["length_controlled_note"]
     assert ab["decisive"] == 0 and ab["longer_won"] is None
 
     text = invoke("compare", base, new, "--judge", "pairwise:logprobs=true", "--judge-model", judge).output
-    assert "win rate of NEW over BASE: 50.0%" in text
+    assert "win rate of NEW over BASE: 50.0% [21.5%, 78.5%]" in text
     assert "length-controlled win rate: cannot be estimated (no verdict was decisive)" in text
     assert "[50.0%, 50.0%]" not in text.split("length-controlled win rate:")[1].splitlines()[0]
     assert "decisive verdicts that went to the longer response: none (no verdict was decisive)" in text
