@@ -462,6 +462,9 @@ def _check_model_settings(settings: dict[str, Any], path: str, line: int, field:
     an InputError names the first bad key. Unknown keys are request parameters and pass."""
     from pydantic import ValidationError
 
+    if "api_key" in settings:  # it would be sent as a request parameter beside the real key
+        raise InputError("a key does not belong in a suite file: name its environment variable with api_key_env",
+                         path=path, line=line, field=f"{field}.api_key")
     try:
         _model_settings_schema().model_validate(settings, strict=True)
     except ValidationError as exc:

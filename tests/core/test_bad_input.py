@@ -86,6 +86,7 @@ YAML_CASES = [
           ("concurrency: 2.5", "concurrency", "expected a positive whole number"),
           ("rpm: 0", "rpm", "expected a positive number"),
           ("api_key_env: 3", "api_key_env", "expected text"),
+          ("api_key: sk-123", "api_key", "name its environment variable with api_key_env"),
           ("params: [1]", "params", "expected a mapping"),
           ("supports_schema: 'yes'", "supports_schema", "expected true or false"),
           ("batch_poll_s: -1", "batch_poll_s", "expected a positive number")]],

@@ -85,7 +85,8 @@ def test_concurrent_calls_queue_on_one_loaded_instance(layer, smol_path):
 
 def test_capabilities_say_what_the_layer_should_assume(smol_path, monkeypatch):
     assert Application().model_providers["local"].capabilities(SMOL) == {
-        "supports_schema": True, "supports_logprobs": True, "reasoning": False, "concurrency": 1}
+        "supports_schema": True, "supports_logprobs": True, "supports_seed": True, "reasoning": False,
+        "concurrency": 1}
     monkeypatch.setenv("EVALYARD_LOCAL_PARALLEL", "2")  # read by an application made after
     assert Application().model_providers["local"].capabilities(SMOL)["concurrency"] == 2
     two = Application(Settings.from_env(plugin_settings={"local.parallel": 3}))
