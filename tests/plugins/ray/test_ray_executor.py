@@ -96,6 +96,32 @@ def test_a_node_removed_mid_run_completes_every_case_exactly_once(tmp_path, ray_
     assert extra.node_id in nodes_of(rows) and len(nodes_of(rows)) == 3  # the removed node scored before it went
 
 
+def test_run_json_stays_valid_json_when_a_node_dies_mid_run(tmp_path, ray_cluster, driver_env, isolated_home):
+    """Issue 43: Ray's "Raylet is terminated" notice used to land on stdout before `run --json`'s
+    JSON. A real `evalyard run --json` driver; a node removed while it runs."""
+    import json
+
+    extra = ray_cluster.add_node()
+    n = 240
+    data = cases_file(tmp_path / "cases.jsonl", n)
+    db = isolated_home / "evalyard.db"
+    exe = str(Path(sys.executable).parent / "evalyard")
+    proc = subprocess.Popen([exe, "run", str(data), "-s", "node_echo:delay=0.02", "--executor", "ray", "--json"],
+                            env=driver_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: len(results(db)) >= n // 5 or proc.poll() is not None, what="20% of the results")
+        assert proc.poll() is None, "the run finished before a node could be removed: make it slower"
+        ray_cluster.remove(extra)
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    summary = json.loads(out)  # stdout is the JSON alone, whatever Ray printed
+    assert summary["status"] == "completed" and summary["scorers"]["node_echo"]["count"] == n
+    assert summary["scorers"]["node_echo"]["errors"] == 0
+
+
 def test_a_killed_driver_resumes_exactly_once(tmp_path, driver_env, ray_app, isolated_home):
     """A real `evalyard run` process killed with SIGKILL mid-run; another driver (this process, through
     the Python API's resume, the same code as `evalyard run --resume`) finishes it exactly once."""
