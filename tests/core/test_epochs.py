@@ -191,3 +191,24 @@ def test_a_grid_with_epochs_reduces_every_cell(call_log, app, suite, noisy, rule
     assert versus["paired_cases"] == len(QUESTIONS)  # paired by case: the case is the unit, not the trial
     stored = app.open_store()
     assert [stored.get_run(r["run_id"]).settings["epochs"] for r in rows] == [3, 3]
+
+
+def test_a_provider_that_takes_a_seed_gets_the_epoch_as_its_seed(app, tmp_path):
+    """openai/ models (the fake OpenAI server behind litellm) take ``seed``: epoch e sends the suite's
+    seed + e, recorded in the cached request; a single-epoch run's request is unchanged."""
+    import sqlalchemy
+
+    from evalyard.testing.fake_openai import FakeOpenAIServer, FakeServerConfig
+
+    server = FakeOpenAIServer(FakeServerConfig(reply="yes")).start()
+    try:
+        path = tmp_path / "suite.yaml"
+        path.write_text("name: seeds\ncases: [{id: a, input: 'Say yes.', reference: 'yes'}]\nscorers: [contains]\n"
+                        f"models:\n  openai/fake: {{api_base: '{server.base_url}', seed: 40}}\n")
+        assert invoke(app, "run", path, "-m", "openai/fake", "--epochs", "3").exit_code == 0
+        assert invoke(app, "run", path, "-m", "openai/fake").exit_code == 0  # epoch 0's request: a cache hit
+    finally:
+        server.stop()
+    with app.open_store().engine.connect() as con:
+        sent = [json.loads(r) for r, in con.execute(sqlalchemy.text("select request from model_calls"))]
+    assert sorted((r["params"]["seed"], r.get("epoch", 0)) for r in sent) == [(40, 0), (41, 1), (42, 2)]

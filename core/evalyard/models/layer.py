@@ -208,9 +208,13 @@ class ModelLayer:
         another, by litellm's list of the model's parameters."""
         from .providers import supports_param
 
-        if self.provider_of(model) is not None:
-            return bool(self.capabilities(model).get("supports_seed"))
-        return bool(supports_param(self.litellm, model, "seed"))
+        known = self.__dict__.setdefault("_seed_support", {})  # asked once per model: it is per call otherwise
+        if model not in known:
+            if self.provider_of(model) is not None:
+                known[model] = bool(self.capabilities(model).get("supports_seed"))
+            else:
+                known[model] = bool(supports_param(self.litellm, model, "seed"))
+        return known[model]
 
     def planned(self, model: str, messages: list[dict[str, Any]], *, params: dict[str, Any] | None = None,
                 sample: int = 0, logprobs: int | None = None, answer: str = "text") -> PlannedRequest:
