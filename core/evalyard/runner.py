@@ -34,6 +34,8 @@ from .version import __version__
 
 #: Cap on a batch so that a kill loses little work and progress moves.
 MAX_BATCH = 256
+#: Generated candidates stored per transaction.
+GENERATED_CHUNK = 32
 #: Cases read (and, for a new run, stored) at a time: a run's memory is set by this, not its size.
 WINDOW = 1000
 
@@ -479,7 +481,7 @@ class Runner:
     async def _generate(self, run_id: str, suite_id: int, generator: PreparedGenerator) -> None:
         windows = self.store.iter_run_cases(run_id, suite_id, missing_candidates=True)
         jobs = (self._generate_one(generator, case) for window in windows for case in window)
-        await self._bounded(jobs, lambda row: self.store.write_candidates(run_id, [row]))
+        await self._written_in_chunks(jobs, lambda rows: self.store.write_candidates(run_id, rows))
 
     async def _generate_epochs(self, run_id: str, suite_id: int, generator: PreparedGenerator) -> None:
         """Every (case, epoch) without an output gets one: epochs are separate samples. A case whose
@@ -497,7 +499,26 @@ class Runner:
                         if (case.id, epoch) not in done:
                             yield self._generate_one(generator, dataclasses.replace(case, epoch=epoch))
 
-        await self._bounded(jobs(), lambda row: write_outputs(self.store, run_id, [row]))
+        await self._written_in_chunks(jobs(), lambda rows: write_outputs(self.store, run_id, rows))
+
+    async def _written_in_chunks(self, jobs, write: Callable[[list[dict[str, Any]]], None]) -> None:
+        """Generations stored ``GENERATED_CHUNK`` at a time, and what is left when the stage ends or
+        stops. A generation's answer is in the response cache as soon as it arrives, so the few a
+        kill -9 loses from the chunk come back from the cache on resume, not from the provider;
+        a transaction per generation cost the event loop half a millisecond each."""
+        chunk: list[dict[str, Any]] = []
+
+        def add(row: dict[str, Any]) -> None:
+            chunk.append(row)
+            if len(chunk) >= GENERATED_CHUNK:
+                write(chunk[:])
+                chunk.clear()
+
+        try:
+            await self._bounded(jobs, add)
+        finally:
+            if chunk:
+                write(chunk)
 
     def _batches(self, run_id: str, suite_id: int, prepared: list[PreparedScorer],
                  windows: Iterator[list[Case]] | None = None):
