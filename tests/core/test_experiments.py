@@ -156,3 +156,37 @@ def test_the_experiment_page_shows_the_grid_and_every_cells_output_per_case(app,
     assert html.count('<details class="case') == len(QUESTIONS) and html.count("cells disagree</span>") == 3
     assert "It is unknown." in html and "It is 2." in html  # both cells' outputs, side by side
     assert "default-src 'none'" in html  # self-contained: the page fetches nothing
+
+
+def test_each_cell_has_the_median_latency_of_its_generation_calls(app, suite, rules):
+    """The latency a user means by "how fast is this system": the model under test answering a
+    case (each generation call's own time, median over the cell's calls), kept by the cache."""
+    slow = rules([{"contains": q, "content": f"It is {a}.", "delay_ms": 120} for q, a in QUESTIONS.values()],
+                 name="slow")
+    fast = rules([{"contains": q, "content": f"It is {a}."} for q, a in QUESTIONS.values()], name="fast")
+    result = invoke(app, "run", suite, "-s", "contains", "-m", slow, "-m", fast, "--epochs", "2", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    latency = [row["latency"] for row in data["comparison"]["cells"]]
+    assert [entry["calls"] for entry in latency] == [2 * len(QUESTIONS)] * 2  # every epoch's call
+    assert latency[0]["median_ms"] >= 120 > latency[1]["median_ms"]
+    text = invoke(app, "experiments", "show", data["experiment_id"]).output
+    assert "latency (median)" in text and "latency: the median of the cell's generation calls" in text
+    assert f"{latency[0]['median_ms']:,.0f} ms" in text
+
+    again = json.loads(invoke(app, "run", suite, "-s", "contains", "-m", slow, "-m", fast, "--json").stdout)
+    cached = again["comparison"]["cells"][0]
+    assert cached["cache_hits"] == len(QUESTIONS)  # answered from the cache (epoch 0's calls) ...
+    assert cached["latency"]["median_ms"] >= 120  # ... with the latency of the calls that filled it
+    shown = json.loads(invoke(app, "experiments", "show", again["experiment_id"], "--json").output)
+    assert shown["comparison"]["cells"][0]["latency"] == cached["latency"]
+
+
+def test_a_candidate_from_the_data_has_no_latency(app, tmp_path):
+    from evalyard.store.reading import generation_latency
+
+    path = tmp_path / "given.jsonl"
+    path.write_text(json.dumps({"id": "a", "input": "x", "candidate": "y", "reference": "y"}) + "\n")
+    data = json.loads(invoke(app, "run", path, "-s", "contains", "--json").stdout)
+    store = app.open_store()
+    assert generation_latency(store, store.get_run(data["run_id"])) == {"median_ms": None, "calls": 0}
