@@ -190,3 +190,25 @@ def test_a_candidate_from_the_data_has_no_latency(app, tmp_path):
     data = json.loads(invoke(app, "run", path, "-s", "contains", "--json").stdout)
     store = app.open_store()
     assert generation_latency(store, store.get_run(data["run_id"])) == {"median_ms": None, "calls": 0}
+
+
+def test_the_experiment_page_shows_every_epoch_and_each_scorers_stability(app, suite, models, rules, tmp_path):
+    right, _ = models
+    # right on a question's first call, wrong on the next: its two epochs disagree
+    flaky = rules([rule for q, a in QUESTIONS.values()
+                   for rule in ({"contains": q, "content": f"It is {a}.", "times": 1},
+                                {"contains": q, "content": "Maybe later."})], name="flaky")
+    data = json.loads(invoke(app, "run", suite, "-s", "contains", "-m", right, "-m", flaky, "--epochs", "2",
+                             "--json").stdout)
+    rows = data["comparison"]["cells"]
+    assert rows[0]["scorers"]["contains"]["epochs"]["unstable"] == 0
+    assert rows[1]["scorers"]["contains"]["epochs"]["unstable_share"] == 1.0
+    page = tmp_path / "grid.html"
+    assert invoke(app, "experiments", "report", data["experiment_id"], "-o", page).exit_code == 0
+    html = page.read_text()
+    assert html.count('data-stability="contains"') == 2 and "changed 100% · sd 0.707" in html
+    assert "the verdict changed on 6 of 6 cases" in html  # on hover
+    assert html.count('<tr class="epoch"') == 2 * 2 * len(QUESTIONS)  # each cell's two epochs of every case
+    assert html.count("Maybe later.") == len(QUESTIONS) and html.count("changed across epochs</span>") == len(QUESTIONS)
+    text = invoke(app, "experiments", "show", data["experiment_id"]).output
+    assert "stability across epochs" in text and "6/6 changed (100%), sd 0.707" in text and "0/6 changed (0%)" in text
