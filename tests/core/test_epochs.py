@@ -191,3 +191,25 @@ def test_a_grid_with_epochs_reduces_every_cell(call_log, app, suite, noisy, rule
     assert versus["paired_cases"] == len(QUESTIONS)  # paired by case: the case is the unit, not the trial
     stored = app.open_store()
     assert [stored.get_run(r["run_id"]).settings["epochs"] for r in rows] == [3, 3]
+
+
+def test_the_report_shows_each_scorers_stability_and_a_cases_epochs(call_log, app, suite, noisy, tmp_path):
+    from evalyard.report import epochs
+
+    model, _ = noisy
+    run_id = json.loads(invoke(app, "run", suite, "-s", "contains", "-m", model, "--epochs", "3", "--json").stdout)["run_id"]
+    page = tmp_path / "run.html"
+    assert invoke(app, "report", run_id, "-o", page).exit_code == 0
+    html = page.read_text()
+    assert '<span data-stat="unstable">5 of 5</span> cases (100%)' in html and "reduced by mean" in html
+    data = json.loads(html.split('<script type="application/json" id="evalyard-data">', 1)[1].split("</script>", 1)[0])
+    shown = data["epochs"]["cases"]
+    assert data["epochs"]["n"] == 3 and sorted(shown) == sorted(QUESTIONS)
+    assert [r["epoch"] for r in shown["q1"]] == [0, 1, 2]
+    assert sorted(r["output"] for r in shown["q1"]) == ["I am not sure.", "It is 3.", "It is 3."]
+    assert sorted(r["verdicts"]["contains"]["value"] for r in shown["q1"]) == [0.0, 1.0, 1.0]
+
+    # past the page's bound: at most `limit` cases (all of these changed, so the first ones)
+    store = app.open_store()
+    run = store.get_run(run_id)
+    assert list(epochs.case_epochs(store, run, ["q0", "q1", "q2"], limit=2)) == ["q0", "q1"]
