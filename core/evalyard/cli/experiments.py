@@ -139,12 +139,13 @@ def experiments():
 @db_option
 def list_experiments(limit, as_json, db_url):
     """List experiments, newest first."""
-    from ..store.experiments import cell_runs, list_experiments as listed
+    from ..store.experiments import cell_run_counts, list_experiments as listed
 
     store = current_app().open_store(db_url)
+    rows = listed(store, limit or None)
+    runs = cell_run_counts(store, [row.id for row in rows])
     data = [{"experiment_id": row.id, "name": row.name, "source": row.source, "cells": len(row.cells),
-             "runs": len(cell_runs(store, row.id)), "created_at": row.created_at.isoformat()}
-            for row in listed(store, limit or None)]
+             "runs": runs.get(row.id, 0), "created_at": row.created_at.isoformat()} for row in rows]
     if as_json:
         echo_json(data)
         return
