@@ -268,7 +268,7 @@
       if (v.error) return el("span", { cls: "badge error", title: v.error, text: "error" });
       return el("span", null, [el("span", { cls: "mono", text: fmtValue(v.value) }),
         v.label != null ? el("span", { cls: "muted", text: " " + v.label }) : null,
-        v.passed === true ? el("span", { cls: "badge pass", text: "passed" }) : v.passed === false ? el("span", { cls: "badge fail", text: "failed" }) : null]);
+        v.passed == null ? null : " ", v.passed === true ? el("span", { cls: "badge pass", text: "passed" }) : v.passed === false ? el("span", { cls: "badge fail", text: "failed" }) : null]);
     }
     function epochsBlock(caseId) {
       var E = D.epochs, rows = E.cases[caseId];
