@@ -11,7 +11,9 @@ cells never started) and runs nothing twice.
 The comparison puts every cell beside the baseline (cell 0): each scorer's mean with its
 interval, the paired difference to the baseline (case by case, as ``compare`` does) with its
 p-value Holm-adjusted across every comparison shown, tokens and cost from the recorded usage,
-and the cells on the quality-cost frontier.
+the median latency of the cell's generation calls (the model under test answering a case; a
+judge's calls are not the system's latency), the stability of each scorer's verdicts across
+epochs, and the cells on the quality-cost frontier.
 """
 
 from __future__ import annotations
@@ -241,6 +243,7 @@ def compare_cells(store: Store, cells: list[Cell], run_ids: list[str]) -> dict[s
     """The grid table: cells x scorers, each beside the baseline (cell 0)."""
     from .analysis.stats import holm
     from .services import compare_runs
+    from .store.reading import generation_latency
 
     if not run_ids:
         return {"baseline": None, "cells": [], "tests": 0}
@@ -255,6 +258,8 @@ def compare_cells(store: Store, cells: list[Cell], run_ids: list[str]) -> dict[s
         for name, stats in (totals.get("scorers") or {}).items():
             entry = {"mean": stats.get("mean"), "ci95": stats.get("ci95"), "count": stats.get("count"),
                      "errors": stats.get("errors")}
+            if stats.get("epochs"):  # --epochs: the reducer and how stable the verdicts were across epochs
+                entry["epochs"] = stats["epochs"]
             if name in paired:
                 p = paired[name]
                 entry["versus_baseline"] = {"mean_delta": p["mean_delta"], "ci95": p["ci95"],
@@ -269,6 +274,7 @@ def compare_cells(store: Store, cells: list[Cell], run_ids: list[str]) -> dict[s
                      "calls": usage.get("calls", 0), "cache_hits": usage.get("cache_hits", 0),
                      "tokens_in": usage.get("prompt_tokens", 0), "tokens_out": usage.get("completion_tokens", 0),
                      "cost": usage.get("cost") if usage else 0.0,
+                     "latency": generation_latency(store, run),
                      "higher_is_better": {s["name"]: s.get("higher_is_better", True) for s in run.scorers}})
     for key, adjusted in holm(pvalues).items():
         index, name = key.split("\x00", 1)

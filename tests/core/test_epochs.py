@@ -212,3 +212,25 @@ def test_a_provider_that_takes_a_seed_gets_the_epoch_as_its_seed(app, tmp_path):
     with app.open_store().engine.connect() as con:
         sent = [json.loads(r) for r, in con.execute(sqlalchemy.text("select request from model_calls"))]
     assert sorted((r["params"]["seed"], r.get("epoch", 0)) for r in sent) == [(40, 0), (41, 1), (42, 2)]
+
+
+def test_the_report_shows_each_scorers_stability_and_a_cases_epochs(call_log, app, suite, noisy, tmp_path):
+    from evalyard.report import epochs
+
+    model, _ = noisy
+    run_id = json.loads(invoke(app, "run", suite, "-s", "contains", "-m", model, "--epochs", "3", "--json").stdout)["run_id"]
+    page = tmp_path / "run.html"
+    assert invoke(app, "report", run_id, "-o", page).exit_code == 0
+    html = page.read_text()
+    assert '<span data-stat="unstable">5 of 5</span> cases (100%)' in html and "reduced by mean" in html
+    data = json.loads(html.split('<script type="application/json" id="evalyard-data">', 1)[1].split("</script>", 1)[0])
+    shown = data["epochs"]["cases"]
+    assert data["epochs"]["n"] == 3 and sorted(shown) == sorted(QUESTIONS)
+    assert [r["epoch"] for r in shown["q1"]] == [0, 1, 2]
+    assert sorted(r["output"] for r in shown["q1"]) == ["I am not sure.", "It is 3.", "It is 3."]
+    assert sorted(r["verdicts"]["contains"]["value"] for r in shown["q1"]) == [0.0, 1.0, 1.0]
+
+    # past the page's bound: at most `limit` cases (all of these changed, so the first ones)
+    store = app.open_store()
+    run = store.get_run(run_id)
+    assert list(epochs.case_epochs(store, run, ["q0", "q1", "q2"], limit=2)) == ["q0", "q1"]

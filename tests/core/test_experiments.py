@@ -156,3 +156,59 @@ def test_the_experiment_page_shows_the_grid_and_every_cells_output_per_case(app,
     assert html.count('<details class="case') == len(QUESTIONS) and html.count("cells disagree</span>") == 3
     assert "It is unknown." in html and "It is 2." in html  # both cells' outputs, side by side
     assert "default-src 'none'" in html  # self-contained: the page fetches nothing
+
+
+def test_each_cell_has_the_median_latency_of_its_generation_calls(app, suite, rules):
+    """The latency a user means by "how fast is this system": the model under test answering a
+    case (each generation call's own time, median over the cell's calls), kept by the cache."""
+    slow = rules([{"contains": q, "content": f"It is {a}.", "delay_ms": 120} for q, a in QUESTIONS.values()],
+                 name="slow")
+    fast = rules([{"contains": q, "content": f"It is {a}."} for q, a in QUESTIONS.values()], name="fast")
+    result = invoke(app, "run", suite, "-s", "contains", "-m", slow, "-m", fast, "--epochs", "2", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    latency = [row["latency"] for row in data["comparison"]["cells"]]
+    assert [entry["calls"] for entry in latency] == [2 * len(QUESTIONS)] * 2  # every epoch's call
+    assert latency[0]["median_ms"] >= 120 > latency[1]["median_ms"]
+    text = invoke(app, "experiments", "show", data["experiment_id"]).output
+    assert "latency (median)" in text and "latency: the median of the cell's generation calls" in text
+    assert f"{latency[0]['median_ms']:,.0f} ms" in text
+
+    again = json.loads(invoke(app, "run", suite, "-s", "contains", "-m", slow, "-m", fast, "--json").stdout)
+    cached = again["comparison"]["cells"][0]
+    assert cached["cache_hits"] == len(QUESTIONS)  # answered from the cache (epoch 0's calls) ...
+    assert cached["latency"]["median_ms"] >= 120  # ... with the latency of the calls that filled it
+    shown = json.loads(invoke(app, "experiments", "show", again["experiment_id"], "--json").output)
+    assert shown["comparison"]["cells"][0]["latency"] == cached["latency"]
+
+
+def test_a_candidate_from_the_data_has_no_latency(app, tmp_path):
+    from evalyard.store.reading import generation_latency
+
+    path = tmp_path / "given.jsonl"
+    path.write_text(json.dumps({"id": "a", "input": "x", "candidate": "y", "reference": "y"}) + "\n")
+    data = json.loads(invoke(app, "run", path, "-s", "contains", "--json").stdout)
+    store = app.open_store()
+    assert generation_latency(store, store.get_run(data["run_id"])) == {"median_ms": None, "calls": 0}
+
+
+def test_the_experiment_page_shows_every_epoch_and_each_scorers_stability(app, suite, models, rules, tmp_path):
+    right, _ = models
+    # right on a question's first call, wrong on the next: its two epochs disagree
+    flaky = rules([rule for q, a in QUESTIONS.values()
+                   for rule in ({"contains": q, "content": f"It is {a}.", "times": 1},
+                                {"contains": q, "content": "Maybe later."})], name="flaky")
+    data = json.loads(invoke(app, "run", suite, "-s", "contains", "-m", right, "-m", flaky, "--epochs", "2",
+                             "--json").stdout)
+    rows = data["comparison"]["cells"]
+    assert rows[0]["scorers"]["contains"]["epochs"]["unstable"] == 0
+    assert rows[1]["scorers"]["contains"]["epochs"]["unstable_share"] == 1.0
+    page = tmp_path / "grid.html"
+    assert invoke(app, "experiments", "report", data["experiment_id"], "-o", page).exit_code == 0
+    html = page.read_text()
+    assert html.count('data-stability="contains"') == 2 and "changed 100% · sd 0.707" in html
+    assert "the verdict changed on 6 of 6 cases" in html  # on hover
+    assert html.count('<tr class="epoch"') == 2 * 2 * len(QUESTIONS)  # each cell's two epochs of every case
+    assert html.count("Maybe later.") == len(QUESTIONS) and html.count("changed across epochs</span>") == len(QUESTIONS)
+    text = invoke(app, "experiments", "show", data["experiment_id"]).output
+    assert "stability across epochs" in text and "6/6 changed (100%), sd 0.707" in text and "0/6 changed (0%)" in text

@@ -207,8 +207,7 @@ def stability(cases: Iterable[Sequence[Trial]]) -> dict[str, Any]:
         if len(scored) < 2:
             continue
         compared += 1
-        verdicts = {t.passed if t.passed is not None else t.raw for t in scored}
-        unstable += len(verdicts) > 1
+        unstable += verdict_changed(scored)
         numbers = [to_float(t.raw) for t in scored]
         variances.append(statistics.variance(numbers))
     return {
@@ -217,3 +216,9 @@ def stability(cases: Iterable[Sequence[Trial]]) -> dict[str, Any]:
         "unstable_share": unstable / compared if compared else None,
         "within_case_sd": math.sqrt(statistics.mean(variances)) if variances else None,
     }
+
+
+def verdict_changed(trials: Sequence[Trial]) -> bool:
+    """Whether a case's verdict (pass/fail where there is one, else the label, else the value)
+    differs across its scored trials: the unstable cases ``stability`` counts."""
+    return len({t.passed if t.passed is not None else t.raw for t in trials if t.scored}) > 1

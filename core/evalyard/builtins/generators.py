@@ -4,7 +4,7 @@
 candidate with the model's answer. Without a template the case's input is the whole user
 message; with one, the template is rendered with the case (as judges' templates are).
 Generated candidates are cached like any model call and stored with the run, with the
-model, the template's hash and the usage.
+model, the template's hash, the usage and the call's latency.
 """
 
 from __future__ import annotations
@@ -77,7 +77,9 @@ class ModelGenerator(Generator):
         messages, params, details = self._request(case)
         completion = await self.runtime.models.complete(self.config.model, messages, params=params,
                                                         template=self.config.prompt)
-        details["cached"] = completion.cached
+        # the model's own answer time: a cache hit keeps the latency of the call that filled it,
+        # so the grid's median latency describes the system, not how warm the cache was
+        details.update(cached=completion.cached, latency_ms=completion.latency_ms)
         return Generation(text=completion.text, details=details,
                           usage={**completion.usage.to_dict(), "cache_hits": int(completion.cached)})
 

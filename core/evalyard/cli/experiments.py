@@ -58,12 +58,13 @@ def run_grid(app, request, cells: list, name: str, as_json: bool, out) -> bool:
 
 def format_grid(experiment_id: str | None, name: str, comparison: dict[str, Any]) -> str:
     """Cells x scorers: mean [95% CI], the paired difference to the baseline (cell 0) with its
-    Holm-adjusted p-value, * on the quality-cost frontier; then calls, tokens and cost per cell."""
-    from ..models.usage import format_cost
+    Holm-adjusted p-value, * on the quality-cost frontier; then calls, tokens, cost and the
+    median generation latency per cell; with epochs, each scorer's stability in a second table."""
+    from ..models.usage import format_cost, format_latency
 
     rows = comparison["cells"]
     scorers = list(rows[0]["scorers"]) if rows else []
-    head = ["cell", "run"] + scorers + ["calls (cached)", "tokens in/out", "cost"]
+    head = ["cell", "run"] + scorers + ["calls (cached)", "tokens in/out", "cost", "latency (median)"]
     body = []
     for row in rows:
         line = [f"{row['cell']}: {row['label']}", row["run_id"]]
@@ -80,12 +81,32 @@ def format_grid(experiment_id: str | None, name: str, comparison: dict[str, Any]
                 text += " (baseline)"
             line.append(text + (" *" if s.get("frontier") else ""))
         line += [f"{row['calls']} ({row['cache_hits']})", f"{row['tokens_in']}/{row['tokens_out']}",
-                 format_cost(row["cost"], row["cost"] is not None)]
+                 format_cost(row["cost"], row["cost"] is not None), format_latency(row["latency"]["median_ms"])]
         body.append(line)
     title = f"experiment {experiment_id} ({name}): {len(rows)} cells"
     note = (f"difference to cell 0, paired by case, 95% CI; p Holm-adjusted over {comparison['tests']} "
-            "comparisons; * on the quality-cost frontier")
-    return "\n".join([title, table(head, body), note])
+            "comparisons; * on the quality-cost frontier; latency: the median of the cell's generation calls")
+    return "\n".join([title, table(head, body), note, *format_stability(rows, scorers)])
+
+
+def format_stability(rows: list[dict[str, Any]], scorers: list[str]) -> list[str]:
+    """With epochs: per cell and scorer, the cases whose verdict changed across epochs and the
+    within-case standard deviation (how far one trial of a case can be trusted)."""
+    if not any((r["scorers"].get(s) or {}).get("epochs") for r in rows for s in scorers):
+        return []
+    body = []
+    for row in rows:
+        line = [f"{row['cell']}: {row['label']}"]
+        for scorer in scorers:
+            epochs = (row["scorers"].get(scorer) or {}).get("epochs")
+            if not epochs or not epochs.get("cases"):
+                line.append("–")
+                continue
+            line.append(f"{epochs['unstable']}/{epochs['cases']} changed ({epochs['unstable_share']:.0%}), "
+                        f"sd {fmt(epochs['within_case_sd'])}")
+        body.append(line)
+    return ["", "stability across epochs (cases whose verdict changed; within-case sd)",
+            table(["cell"] + scorers, body)]
 
 
 def format_grid_forecast(outcome) -> str:
@@ -118,12 +139,13 @@ def experiments():
 @db_option
 def list_experiments(limit, as_json, db_url):
     """List experiments, newest first."""
-    from ..store.experiments import cell_runs, list_experiments as listed
+    from ..store.experiments import cell_run_counts, list_experiments as listed
 
     store = current_app().open_store(db_url)
+    rows = listed(store, limit or None)
+    runs = cell_run_counts(store, [row.id for row in rows])
     data = [{"experiment_id": row.id, "name": row.name, "source": row.source, "cells": len(row.cells),
-             "runs": len(cell_runs(store, row.id)), "created_at": row.created_at.isoformat()}
-            for row in listed(store, limit or None)]
+             "runs": runs.get(row.id, 0), "created_at": row.created_at.isoformat()} for row in rows]
     if as_json:
         echo_json(data)
         return

@@ -98,6 +98,13 @@ def format_cost(cost: float | None, complete: bool = True) -> str:
     return f"${cost:.4f}" if complete else f">= ${cost:.4f}"
 
 
+def format_latency(ms: float | None) -> str:
+    """``840 ms``, ``2.3 s``, or ``unknown`` (no call recorded a latency)."""
+    if ms is None:
+        return "unknown"
+    return f"{ms:,.0f} ms" if ms < 1000 else f"{ms / 1000:,.1f} s"
+
+
 @dataclass(frozen=True)
 class Usage:
     """The model usage of one result (the calls a scorer or generator made for one case).

@@ -219,7 +219,18 @@ def gather_run(store, run) -> dict[str, Any]:
         scorers.append({**_scorer_summary(spec, stats, column["v"], labels), "agreement": agreement.get(name),
                         "calibrated_threshold": bool(spec.get("calibration"))})
     return {"header": _header(run, suite, _usage(run, usages), len(cases)), "scorers": scorers,
-            "table": _table(scorers, cases, columns)}
+            "table": _with_epochs(store, run, _table(scorers, cases, columns))}
+
+
+def _with_epochs(store, run, table: dict[str, Any]) -> dict[str, Any]:
+    """The table with the epochs of a bounded set of its cases (``epochs.case_epochs``) for the
+    case detail, when the run has ``--epochs``."""
+    from .epochs import EPOCH_CASES, case_epochs, epochs_of
+
+    if epochs_of(run) > 1:
+        shown = case_epochs(store, run, table["cases"]["id"])
+        table["epochs"] = {"n": epochs_of(run), "limit": EPOCH_CASES, "cases": shown}
+    return table
 
 
 # -- large runs -------------------------------------------------------------------------------------
@@ -300,7 +311,7 @@ def gather_large_run(store, run, *, case_ids: list[str] | None = None, extra_ids
     large = {"cases": suite.case_count, "shown": len(cases), "top": TOP_CASES, "sample": len(sample),
              "worst": listed(worst), "failing": listed(failing), "paged": case_ids is not None}
     return {"header": _header(run, suite, _usage(run, []), suite.case_count), "scorers": scorers,
-            "table": _table(scorers, cases, columns), "large": large}
+            "table": _with_epochs(store, run, _table(scorers, cases, columns)), "large": large}
 
 
 def _cases_in_order(store, run, case_ids: list[str]) -> list[Any]:

@@ -1,6 +1,8 @@
 """One self-contained HTML page for an experiment: the grid (cells x scorers, coloured by the
-difference to the baseline cell, the intervals on hover) and the case view (a sample of cases,
-each with every cell's output and each scorer's verdict side by side).
+difference to the baseline cell, the intervals and the stability across epochs on hover; tokens,
+cost and median latency per cell) and the case view (a sample of cases, each with every cell's
+output and each scorer's verdict side by side, and with ``--epochs`` every epoch's output and
+verdicts). ``evalyard serve`` shows the same page with its cells linked to their runs.
 
 The page stays small at any size: the grid has one row per cell, and the case view holds at
 most ``CASES_SHOWN`` cases (evenly spaced through the suite, the cells' verdicts on them read
@@ -18,10 +20,14 @@ if TYPE_CHECKING:
 CASES_SHOWN = 60
 
 
-def build_experiment_report(store: Store, ref: str, nav: list[tuple[str, str]] | None = None) -> str:
+def build_experiment_report(store: Store, ref: str, nav: list[tuple[str, str]] | None = None,
+                            run_link: str | None = None) -> str:
+    """The page of experiment ``ref``. ``run_link``: a URL pattern with ``{run}`` that each
+    cell's run links to (the dashboard's run page); None on the self-contained static page."""
     from ..experiments import Cell, compare_cells
     from ..store.experiments import cell_runs, get_experiment
     from ..store.reading import cases_by_id, results_of_cases, sample_case_ids
+    from .epochs import case_epochs, epochs_of
     from .render import render_page
 
     row = get_experiment(store, ref)
@@ -49,18 +55,22 @@ def build_experiment_report(store: Store, ref: str, nav: list[tuple[str, str]] |
             verdicts: dict[str, dict[str, Any]] = {}
             for result in results_of_cases(store, run.id, case_ids):
                 verdicts.setdefault(result.case_id, {})[result.scorer] = {
-                    "value": result.value, "label": result.label, "passed": result.passed, "error": result.error}
-            per_cell.append((outputs, verdicts))
+                    "value": result.value, "label": result.label, "passed": result.passed, "error": result.error,
+                    "reducer": (result.details or {}).get("reducer")}
+            r["epochs"] = epochs_of(run)
+            per_cell.append((outputs, verdicts, case_epochs(store, run, case_ids, limit=CASES_SHOWN)))
         for case_id in case_ids:
             if case_id not in content:
                 continue
-            cells_view = [{"label": r["label"], "output": outputs.get(case_id),
-                           "verdicts": verdicts.get(case_id, {})} for r, (outputs, verdicts) in zip(rows, per_cell)]
+            cells_view = [{"label": r["label"], "output": outputs.get(case_id), "verdicts": verdicts.get(case_id, {}),
+                           "epochs": epochs.get(case_id, [])}
+                          for r, (outputs, verdicts, epochs) in zip(rows, per_cell)]
             cases.append({"id": case_id, **content[case_id], "cells": cells_view,
-                          "disagree": disagreement(cells_view, scorers)})
+                          "disagree": disagreement(cells_view, scorers), "changed": changed_across_epochs(cells_view)})
     missing = [cells[i].label for i in range(len(cells)) if i not in runs]
     return render_page("experiment.html.j2", nav=nav, experiment=row, rows=rows, scorers=scorers, cases=cases,
-                       tests=comparison["tests"], missing=missing, shown=CASES_SHOWN)
+                       tests=comparison["tests"], missing=missing, shown=CASES_SHOWN, run_link=run_link,
+                       with_epochs=any(r.get("epochs", 1) > 1 for r in rows))
 
 
 def shade(delta: float | None, higher_is_better: bool) -> str:
@@ -75,6 +85,10 @@ def shade(delta: float | None, higher_is_better: bool) -> str:
 
 def hover_text(entry: dict[str, Any]) -> str:
     parts = []
+    epochs = entry.get("epochs") or {}
+    if epochs.get("cases"):
+        parts.append(f"{epochs['n']} epochs reduced by {epochs['reducer']}: the verdict changed on "
+                     f"{epochs['unstable']} of {epochs['cases']} cases, within-case sd {epochs['within_case_sd']:.4f}")
     if entry.get("ci95"):
         parts.append(f"mean {entry['mean']:.4f}, 95% CI [{entry['ci95'][0]:.4f}, {entry['ci95'][1]:.4f}]")
     versus = entry.get("versus_baseline") or {}
@@ -93,5 +107,19 @@ def disagreement(cells_view: list[dict[str, Any]], scorers: list[str]) -> bool:
         seen = {(c["verdicts"].get(name) or {}).get("passed") for c in cells_view}
         values = {(c["verdicts"].get(name) or {}).get("value") for c in cells_view}
         if len(seen) > 1 or len(values) > 1:
+            return True
+    return False
+
+
+def changed_across_epochs(cells_view: list[dict[str, Any]]) -> bool:
+    """Whether some cell's verdict on a case changed from one epoch to another (``stability``'s rule)."""
+    from ..analysis.reducers import Trial, verdict_changed
+
+    for cell in cells_view:
+        by_scorer: dict[str, list[Trial]] = {}
+        for epoch in cell["epochs"]:
+            for name, v in epoch["verdicts"].items():
+                by_scorer.setdefault(name, []).append(Trial(v["value"], v["label"], v["passed"], v["error"]))
+        if any(verdict_changed(trials) for trials in by_scorer.values()):
             return True
     return False

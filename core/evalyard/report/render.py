@@ -22,8 +22,10 @@ def environment():
 
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["j2", "html"]),
                       trim_blocks=True, lstrip_blocks=True)
+    from ..models.usage import format_latency
+
     env.globals.update(num=num, signed=signed, delta_class=delta_class, usage_text=usage_text,
-                       cost_text=cost_text, versions_text=versions_text)
+                       cost_text=cost_text, versions_text=versions_text, latency_text=format_latency)
     return env
 
 

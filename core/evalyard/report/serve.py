@@ -1,4 +1,6 @@
-"""``evalyard serve``: a local, read-only dashboard over the run history.
+"""``evalyard serve``: a local, read-only dashboard over the run history: runs (a run's page is
+its report), two runs compared, experiments and an experiment's page (the grid and the case view,
+rendered as ``evalyard experiments report`` renders them).
 
 Flask, because the store is synchronous SQLAlchemy (an async framework would only push every
 query to a thread pool), the report's Jinja2 templates are Flask's own template language, and
@@ -41,13 +43,15 @@ def create_app(store, limit: int = 500):
     """The dashboard's WSGI app over an open ``Store``."""
     flask = _flask()
     from ..errors import UnknownNameError
+    from ..experiments import Cell
     from ..store.reading import page_case_ids
     from . import build_report
+    from .experiment import build_experiment_report
     from .data import gather_large_run, is_large
     from .render import render_page, render_report
 
     app = flask.Flask("evalyard.dashboard")
-    nav = [("runs", "/")]
+    nav = [("runs", "/"), ("experiments", "/experiments")]
 
     def page(html: str, status: int = 200):
         response = flask.make_response(html, status)
@@ -121,6 +125,26 @@ def create_app(store, limit: int = 500):
             return not_found("compare needs two runs: /compare?base=RUN&new=RUN")
         try:
             return page(build_report(store, new, compare_ref=base, nav=nav))
+        except UnknownNameError as exc:
+            return not_found(str(exc))
+
+    @app.get("/experiments")
+    def experiments_list():
+        from ..store.experiments import cell_run_counts, list_experiments
+
+        rows = list_experiments(store, limit)
+        runs = cell_run_counts(store, [row.id for row in rows])
+        listed = [{"id": row.id, "name": row.name, "source": row.source, "runs": runs.get(row.id, 0),
+                   "cells": [Cell.from_dict(c).label for c in row.cells],
+                   "created_at": row.created_at.isoformat(timespec="seconds") if row.created_at else ""}
+                  for row in rows]
+        return page(render_page("experiments.html.j2", nav=nav, experiments=listed, db=store.url))
+
+    @app.get("/experiments/<ref>")
+    def experiment_view(ref: str):
+        """The static experiment page (``evalyard experiments report``), its cells linked to their runs."""
+        try:
+            return page(build_experiment_report(store, ref, nav=nav, run_link="/runs/{run}"))
         except UnknownNameError as exc:
             return not_found(str(exc))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlmodel import Session
 
 from ..errors import UnknownNameError
@@ -77,3 +77,14 @@ def list_experiments(store: Store, limit: int | None = 50) -> list[ExperimentRow
         rows = list(session.execute(query).scalars().all())
         session.expunge_all()
         return rows
+
+
+def cell_run_counts(store: Store, experiment_ids: list[str]) -> dict[str, int]:
+    """Experiment id -> how many of its cells have a run (one query for a listing)."""
+    if not experiment_ids:
+        return {}
+    with store.engine.connect() as connection:
+        rows = connection.execute(select(ExperimentRunRow.experiment_id, func.count())
+                                  .where(ExperimentRunRow.experiment_id.in_(experiment_ids))
+                                  .group_by(ExperimentRunRow.experiment_id)).all()
+    return {experiment_id: count for experiment_id, count in rows}

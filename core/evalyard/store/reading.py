@@ -14,7 +14,7 @@ from typing import Any, Iterator, Sequence
 
 from sqlalchemy import Integer, and_, case, cast, func, literal, or_, select
 
-from .models import CandidateRow, CaseRow, ResultRow
+from .models import CandidateRow, CaseRow, ResultRow, TrialOutputRow
 
 #: Rows fetched per round trip by the streaming queries: big enough that the per-chunk cost
 #: vanishes, small enough that a chunk of results with judge details stays a few megabytes.
@@ -141,6 +141,27 @@ def sample_case_ids(store, run, case_count: int, size: int = 200) -> list[str]:
              .order_by(CaseRow.position).limit(size))
     with store.engine.connect() as connection:
         return list(connection.execute(query).scalars())
+
+
+def generation_latency(store, run) -> dict[str, Any]:
+    """The median latency of ``run``'s generation calls (the model under test answering a case),
+    in milliseconds, and how many calls it is the median of: every epoch's output for a run
+    with ``--epochs``, else every generated candidate. Calls without a recorded latency (a
+    candidate from the data, a ``--batch`` answer, a run made before latencies were kept) are
+    left out; none left: ``median_ms`` is None.
+
+    The median is read in the database (a COUNT, then the middle one or two values in order),
+    so memory does not grow with the run."""
+    table = TrialOutputRow if (run.settings or {}).get("epochs", 1) > 1 else CandidateRow
+    latency = table.details["latency_ms"].as_float()
+    where = (table.run_id == run.id, latency.is_not(None))
+    with store.engine.connect() as connection:
+        calls = connection.execute(select(func.count()).select_from(table).where(*where)).scalar_one()
+        if not calls:
+            return {"median_ms": None, "calls": 0}
+        middle = list(connection.execute(select(latency).where(*where).order_by(latency)
+                                         .offset((calls - 1) // 2).limit(2 - calls % 2)).scalars())
+    return {"median_ms": sum(middle) / len(middle), "calls": calls}
 
 
 def page_case_ids(store, run, *, page: int, size: int, scorer: str | None = None,

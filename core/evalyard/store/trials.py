@@ -75,19 +75,32 @@ def trials_by_case(store: Store, run_id: str, scorer: str) -> Iterator[tuple[str
             yield case_id, [r[1:] for r in group]
 
 
-def case_trials(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
-    """One case's epochs for the case view: each epoch's output and each scorer's trial."""
+def trials_of_cases(store: Store, run_id: str, case_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The epochs of the given cases (a bounded list, as a page shows): per case, each epoch's
+    output and each scorer's trial, in epoch order. Cases with no trial are left out."""
+    from .reading import _chunks
+
+    found: dict[str, dict[str, Any]] = {}
+
+    def of(case_id: str) -> dict[str, Any]:
+        return found.setdefault(case_id, {"outputs": [], "scores": []})
+
     with store.engine.connect() as connection:
-        outputs = connection.execute(
-            select(TrialOutputRow.epoch, TrialOutputRow.text, TrialOutputRow.error)
-            .where(TrialOutputRow.run_id == run_id, TrialOutputRow.case_id == case_id)
-            .order_by(TrialOutputRow.epoch)).all()
-        scores = connection.execute(
-            select(TrialRow.epoch, TrialRow.scorer, TrialRow.value, TrialRow.label, TrialRow.passed, TrialRow.error)
-            .where(TrialRow.run_id == run_id, TrialRow.case_id == case_id)
-            .order_by(TrialRow.epoch, TrialRow.scorer)).all()
-    return {
-        "outputs": [{"epoch": e, "text": t, "error": err} for e, t, err in outputs],
-        "scores": [{"epoch": e, "scorer": s, "value": v, "label": lb, "passed": p, "error": err}
-                   for e, s, v, lb, p, err in scores],
-    }
+        for chunk in _chunks(list(case_ids)):
+            for c, e, t, err in connection.execute(
+                    select(TrialOutputRow.case_id, TrialOutputRow.epoch, TrialOutputRow.text, TrialOutputRow.error)
+                    .where(TrialOutputRow.run_id == run_id, TrialOutputRow.case_id.in_(chunk))
+                    .order_by(TrialOutputRow.case_id, TrialOutputRow.epoch)):
+                of(c)["outputs"].append({"epoch": e, "text": t, "error": err})
+            for c, e, sc, v, lb, p, err in connection.execute(
+                    select(TrialRow.case_id, TrialRow.epoch, TrialRow.scorer, TrialRow.value, TrialRow.label,
+                           TrialRow.passed, TrialRow.error)
+                    .where(TrialRow.run_id == run_id, TrialRow.case_id.in_(chunk))
+                    .order_by(TrialRow.case_id, TrialRow.epoch, TrialRow.scorer)):
+                of(c)["scores"].append({"epoch": e, "scorer": sc, "value": v, "label": lb, "passed": p, "error": err})
+    return found
+
+
+def case_trials(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
+    """One case's epochs: each epoch's output and each scorer's trial."""
+    return trials_of_cases(store, run_id, [case_id]).get(case_id) or {"outputs": [], "scores": []}

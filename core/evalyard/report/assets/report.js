@@ -261,6 +261,33 @@
       else if (!err) block.appendChild(el("div", { cls: "muted", text: "no details" }));
       return block;
     }
+    // --epochs: every epoch's output and each scorer's verdict on it, for the cases whose epochs
+    // the page holds (a bounded number: those whose verdict changed first)
+    function verdictNode(v) {
+      if (!v) return el("span", { cls: "muted", text: "–" });
+      if (v.error) return el("span", { cls: "badge error", title: v.error, text: "error" });
+      return el("span", null, [el("span", { cls: "mono", text: fmtValue(v.value) }),
+        v.label != null ? el("span", { cls: "muted", text: " " + v.label }) : null,
+        v.passed == null ? null : " ", v.passed === true ? el("span", { cls: "badge pass", text: "passed" }) : v.passed === false ? el("span", { cls: "badge fail", text: "failed" }) : null]);
+    }
+    function epochsBlock(caseId) {
+      var E = D.epochs, rows = E.cases[caseId];
+      var block = el("div", { cls: "score-block", id: "cv-epochs" }, [el("h3", null, [el("span", { text: E.n + " epochs" })])]);
+      if (!rows) {
+        block.appendChild(el("div", { cls: "muted", text: "This page holds the epochs of " + Object.keys(E.cases).length +
+          " cases (at most " + E.limit + ", those whose verdict changed across epochs first); this case is not among them." }));
+        return block;
+      }
+      var table = el("table", { cls: "grid epochs" });
+      table.appendChild(el("tr", null, [el("th", { text: "epoch" }), el("th", { text: "output" })].concat(S.map(function (s) { return el("th", { text: s.name }); }))));
+      rows.forEach(function (r) {
+        var out = r.error ? el("span", { cls: "badge error", title: r.error, text: "error" }) : textBlock(r.output);
+        table.appendChild(el("tr", { "data-epoch": String(r.epoch) }, [el("td", { cls: "mono", text: String(r.epoch) }), el("td", null, [out])]
+          .concat(S.map(function (s) { return el("td", null, [verdictNode(r.verdicts[s.name])]); }))));
+      });
+      block.appendChild(table);
+      return block;
+    }
     function openCase(i) {
       current = i;
       document.getElementById("cv-title").textContent = "Case " + C.id[i];
@@ -275,6 +302,7 @@
       }
       if (C.metadata[i]) cvBody.appendChild(field("metadata", renderDetails(C.metadata[i])));
       S.forEach(function (s) { cvBody.appendChild(scoreBlock(i, s)); });
+      if (D.epochs) cvBody.appendChild(epochsBlock(C.id[i]));
       overlay.hidden = false;
       var hash = "#case=" + encodeURIComponent(C.id[i]);
       if (location.hash !== hash) history.replaceState(null, "", hash);
