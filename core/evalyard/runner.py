@@ -36,6 +36,8 @@ from .version import __version__
 MAX_BATCH = 256
 #: Generated candidates stored per transaction.
 GENERATED_CHUNK = 32
+#: ... or what arrived in this many seconds, so a slow model's progress is stored as it goes.
+GENERATED_EVERY_S = 0.5
 #: Cases read (and, for a new run, stored) at a time: a run's memory is set by this, not its size.
 WINDOW = 1000
 
@@ -502,17 +504,20 @@ class Runner:
         await self._written_in_chunks(jobs(), lambda rows: write_outputs(self.store, run_id, rows))
 
     async def _written_in_chunks(self, jobs, write: Callable[[list[dict[str, Any]]], None]) -> None:
-        """Generations stored ``GENERATED_CHUNK`` at a time, and what is left when the stage ends or
-        stops. A generation's answer is in the response cache as soon as it arrives, so the few a
+        """Generations stored ``GENERATED_CHUNK`` at a time (or what arrived in ``GENERATED_EVERY_S``),
+        and what is left when the stage ends or stops. A generation's answer is in the response cache as soon as it arrives, so the few a
         kill -9 loses from the chunk come back from the cache on resume, not from the provider;
         a transaction per generation cost the event loop half a millisecond each."""
         chunk: list[dict[str, Any]] = []
+        flushed = [time.monotonic()]
 
         def add(row: dict[str, Any]) -> None:
             chunk.append(row)
-            if len(chunk) >= GENERATED_CHUNK:
+            now = time.monotonic()
+            if len(chunk) >= GENERATED_CHUNK or now - flushed[0] >= GENERATED_EVERY_S:  # slow models: still seen
                 write(chunk[:])
                 chunk.clear()
+                flushed[0] = now
 
         try:
             await self._bounded(jobs, add)

@@ -234,3 +234,47 @@ def test_the_report_shows_each_scorers_stability_and_a_cases_epochs(call_log, ap
     store = app.open_store()
     run = store.get_run(run_id)
     assert list(epochs.case_epochs(store, run, ["q0", "q1", "q2"], limit=2)) == ["q0", "q1"]
+
+
+def test_kill_9_mid_grid_then_resume_experiment_keeps_every_cell_and_trial_once(tmp_path, suite, rules, cli_env,
+                                                                                 evalyard_exe, isolated_home):
+    """A grid of two models with epochs killed with SIGKILL while its cells run; `run --resume
+    EXPERIMENT` finishes it: one run per cell, every (cell, case, epoch) output and trial once."""
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import time
+
+    slow = [rules([{"contains": q, "content": f"It is {a}.", "delay_ms": 30} for q, a in QUESTIONS.values()],
+                  name=f"slow{n}") for n in range(2)]
+    db = isolated_home / "evalyard.db"
+
+    def count(table):
+        if not db.exists():
+            return 0
+        with sqlite3.connect(db) as con:
+            try:
+                return con.execute(f"select count(*) from {table}").fetchone()[0]
+            except sqlite3.OperationalError:
+                return 0
+
+    command = [evalyard_exe, "run", suite, "-s", "contains", "-m", slow[0], "-m", slow[1], "--epochs", "3", "-j", "1",
+               "--json"]
+    proc = subprocess.Popen(command, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while count("trial_outputs") < 3 * len(QUESTIONS) + 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)  # polling for the second cell's first outputs
+    assert proc.poll() is None, "the grid finished before it could be killed: make it slower"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    with sqlite3.connect(db) as con:
+        experiment = con.execute("select id from experiments").fetchone()[0]
+    done = subprocess.run([evalyard_exe, "run", "--resume", experiment, "--json"], env=cli_env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    cells = json.loads(done.stdout)["cells"]
+    assert [c["status"] for c in cells] == ["completed", "completed"]
+    assert (count("runs"), count("experiment_runs")) == (2, 2)
+    assert (count("trial_outputs"), count("trials"), count("results")) == (6 * len(QUESTIONS),) * 2 + (2 * len(QUESTIONS),)
