@@ -47,9 +47,6 @@ def _name(value: Any, where: _Where, field: str, item: Any) -> str:
     return value
 
 
-def parse_arguments(text: str) -> dict[str, Any]:
-    """A tool call's ``arguments`` string as the object it encodes (already checked on reading)."""
-    return json.loads(text) if text else {}
 
 
 def check_messages(value: Any, path: str, line: int, field: str = "messages") -> list[dict[str, Any]]:
@@ -89,12 +86,12 @@ def _check_call(call: Any, where: _Where, at: str, message: Any) -> str:
         raise where.error(f"unknown tool call type {call.get('type')!r} (known: function)", f"{at}.type", message)
     function = _object(call.get("function"), where, f"{at}.function", message)
     _name(function.get("name"), where, f"{at}.function.name", message)
-    arguments = function.get("arguments", "")
+    arguments = function.get("arguments")
     if not isinstance(arguments, str):
         raise where.error(f"expected the arguments as a JSON string (the OpenAI format), got "
                           f"{type(arguments).__name__}", f"{at}.function.arguments", message)
     try:
-        decoded = parse_arguments(arguments)
+        decoded = json.loads(arguments)  # "" too is refused: OpenAI writes "{}" for no arguments
     except (json.JSONDecodeError, RecursionError) as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
         raise where.error(f"arguments are not JSON: {reason}: {arguments!r:.60}", f"{at}.function.arguments",
