@@ -38,6 +38,8 @@ MARKER_OF_FIXTURE = {
     "postgres_server": "postgres",
     "chromium": "browser",
     "inspect_python": "slow",  # builds a venv with inspect-ai from PyPI the first time
+    "agentevals_python": "slow",  # builds a venv with agentevals from PyPI the first time
+    "ragas_python": "slow",  # builds a venv with ragas from PyPI the first time
 }
 
 #: Under pytest-xdist (``--dist loadgroup``) the tests sharing an expensive session fixture run
@@ -93,6 +95,23 @@ def inspect_python():
     from reference_envs import reference_python
 
     return reference_python("inspect-ai==0.3.285")
+
+
+@pytest.fixture(scope="session")
+def agentevals_python():
+    """The python of a venv with LangChain's agentevals 0.0.9 (``tests/reference_envs.py``)."""
+    from reference_envs import reference_python
+
+    return reference_python("agentevals==0.0.9")
+
+
+@pytest.fixture(scope="session")
+def ragas_python():
+    """The python of a venv with Ragas 0.4.3. langchain-community 0.4.2 (released after it)
+    dropped ``chat_models.vertexai``, which ragas 0.4.3 imports, so the one before is pinned."""
+    from reference_envs import reference_python
+
+    return reference_python("ragas==0.4.3", "langchain-community==0.4.1")
 
 
 @pytest.fixture

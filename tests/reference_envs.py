@@ -16,19 +16,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def reference_python(requirement: str) -> Path:
-    """The python of a venv with ``requirement`` (``name==version``) installed."""
+def reference_python(requirement: str, *pins: str) -> Path:
+    """The python of a venv with ``requirement`` (``name==version``) installed, and ``pins``
+    beside it: versions of its dependencies it needs that pip would not choose by itself (one
+    released after it that breaks it). A venv built with other pins is built again."""
     home = ROOT / ".venvs" / requirement.replace("==", "-")
     python = home / "bin" / "python"
     stamp = home / ".installed"
+    wanted = " ".join((requirement, *pins))
     home.parent.mkdir(exist_ok=True)
     with open(home.parent / f".{home.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not stamp.exists():
+        if not stamp.exists() or stamp.read_text() != wanted:
             venv.EnvBuilder(with_pip=True, clear=True).create(home)
             subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                            requirement], check=True, timeout=900)
-            stamp.write_text(requirement)
+                            requirement, *pins], check=True, timeout=900)
+            stamp.write_text(wanted)
     return python
 
 

@@ -15,8 +15,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from .dialogue import CHECKS, last_user_text
 from .errors import InputError
-from .scoring import CASE_FIELDS, TEXT_FIELDS, Case
+from .scoring import CASE_FIELDS, DIALOGUE_FIELDS, TEXT_FIELDS, Case
 
 KNOWN_FIELDS = CASE_FIELDS
 
@@ -34,7 +35,11 @@ def apply_field_map(record: dict[str, Any], field_map: dict[str, str]) -> dict[s
 
 
 def case_from_record(record: Any, *, path: str, line: int, index: int, field_map: dict[str, str]) -> Case:
-    """Check one raw record's fields and types and build a Case; extra keys go to metadata."""
+    """Check one raw record's fields and types and build a Case; extra keys go to metadata.
+
+    A record holding a dialogue (an OpenAI chat record: ``messages`` and ``tools``) is a case as
+    it is: without an ``input``, the last user message's content is its input, so scorers of
+    single answers read it too."""
     if not isinstance(record, dict):
         raise InputError(f"expected an object with case fields, got {type(record).__name__}", path=path, line=line)
     record = apply_field_map(record, field_map)
@@ -76,7 +81,13 @@ def case_from_record(record: Any, *, path: str, line: int, index: int, field_map
     for key, value in record.items():
         if key not in KNOWN_FIELDS:
             metadata.setdefault(key, value)
-    return Case(id=case_id, context=context, metadata=metadata, **texts)
+    dialogue = {}
+    for name in DIALOGUE_FIELDS:
+        if record.get(name) is not None:
+            dialogue[name] = CHECKS[name](record[name], path, line, name)
+    if texts["input"] is None and dialogue.get("messages"):
+        texts["input"] = last_user_text(dialogue["messages"])
+    return Case(id=case_id, context=context, metadata=metadata, **texts, **dialogue)
 
 
 def read_text(path: str | Path) -> str:
@@ -177,8 +188,12 @@ def load_json(path: str | Path, field_map: dict[str, str] | None = None) -> tupl
 
 
 def _csv_value(column: str, value: str, path: str, line: int) -> Any:
-    """CSV cells are text; context and metadata may hold JSON (a list / an object)."""
-    if (column == "context" and value.startswith("[")) or (column == "metadata" and value):
+    """CSV cells are text; context and metadata may hold JSON (a list / an object), and the
+    dialogue fields do (lists)."""
+    if column in DIALOGUE_FIELDS and not value:
+        return None
+    if ((column == "context" and value.startswith("[")) or (column == "metadata" and value)
+            or column in DIALOGUE_FIELDS):
         try:
             return json.loads(value)
         except json.JSONDecodeError as exc:

@@ -19,8 +19,12 @@ if TYPE_CHECKING:
 
 #: The fields of a case: the one list that loaders, suites and scorers' ``requires`` check against.
 #: ``metadata.KEY`` in ``requires`` asks for one metadata key.
-CASE_FIELDS = ("id", "input", "candidate", "reference", "context", "metadata")
+CASE_FIELDS = ("id", "input", "candidate", "reference", "context", "metadata", "messages", "tools",
+               "expected_tool_calls")
 TEXT_FIELDS = ("input", "candidate", "reference")
+#: The optional fields of a case holding a dialogue (checked by ``evalyard.dialogue``): the
+#: OpenAI chat messages, the tool schemas the system had, and the reference tool calls.
+DIALOGUE_FIELDS = ("messages", "tools", "expected_tool_calls")
 
 #: Keys the platform reads beside a scorer's config (suite files, ``--scorer NAME:key=value``);
 #: no scorer's Config may use them, so a user's ``threshold`` always means the pass threshold.
@@ -40,17 +44,24 @@ class Case:
     #: which trial of the case this is, in a run with ``--epochs N`` (0 to N-1); None otherwise.
     #: Model calls made while scoring it are that epoch's (``evalyard.models.trial``).
     epoch: int | None = None
+    #: a dialogue in the OpenAI chat format: ``{role, content, tool_calls, tool_call_id}`` dicts
+    messages: list[dict[str, Any]] | None = None
+    #: the tool schemas the system had (``{"type": "function", "function": {name, parameters}}``)
+    tools: list[dict[str, Any]] | None = None
+    #: the reference trajectory: ``{"name": ..., "arguments": {...}}`` in the order expected
+    expected_tool_calls: list[dict[str, Any]] | None = None
 
     def has(self, name: str) -> bool:
         """Whether the case carries the field ``name`` (``metadata.KEY`` for metadata keys).
 
-        An empty string counts as present (an empty answer is still an answer);
-        None, a missing metadata key and an empty context list do not.
+        An empty string counts as present (an empty answer is still an answer), and so does an
+        empty ``expected_tool_calls`` (a reference saying no tool should be called); None, a
+        missing metadata key, an empty context list and an empty conversation do not.
         """
         if name.startswith("metadata."):
             return self.metadata.get(name[len("metadata."):]) is not None
         value = getattr(self, name)
-        if name == "context":
+        if name in ("context", "messages"):
             return bool(value)
         return value is not None
 
@@ -62,6 +73,8 @@ class Case:
             "reference": self.reference,
             "context": list(self.context),
             "metadata": dict(self.metadata),
+            # only when set, so a case without a dialogue keeps the suite version it always had
+            **{name: getattr(self, name) for name in DIALOGUE_FIELDS if getattr(self, name) is not None},
         }
 
 

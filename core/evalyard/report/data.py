@@ -255,7 +255,7 @@ def _cases_of(store, run, case_ids: list[str]) -> list[Any]:
     found = cases_by_id(store, run, case_ids)
     ordered = sorted((c for c in case_ids if c in found), key=lambda c: found[c]["position"])
     return [Case(id=c, input=found[c]["input"], candidate=found[c]["candidate"], reference=found[c]["reference"],
-                 context=found[c]["context"], metadata=found[c]["metadata"]) for c in ordered]
+                 context=found[c]["context"], metadata=found[c]["metadata"], **found[c]["dialogue"]) for c in ordered]
 
 
 def gather_large_run(store, run, *, case_ids: list[str] | None = None, extra_ids: list[str] = (),

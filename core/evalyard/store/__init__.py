@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session
 
 from ..errors import EvalyardError, UnknownNameError
-from ..scoring import Case, Score
+from ..scoring import DIALOGUE_FIELDS, Case, Score
 from ..suite import Suite
 from .models import (CalibrationRow, CandidateRow, CaseRow, LabelRow, ModelCallRow, ResultRow, RunRow, SuiteRow,
                      utcnow)
@@ -52,6 +52,19 @@ def _json_dict(text: Any) -> dict:
     if isinstance(text, (dict, type(None))):
         return dict(text or {})
     return {} if text in ("{}", "null") else dict(json.loads(text) or {})
+
+
+def dialogue_column(case: Case) -> dict[str, Any] | None:
+    """What a case's ``dialogue`` column holds: its dialogue fields that are set, or None."""
+    fields = {name: getattr(case, name) for name in DIALOGUE_FIELDS if getattr(case, name) is not None}
+    return fields or None
+
+
+def dialogue_fields(stored: Any) -> dict[str, Any]:
+    """A ``dialogue`` column's value (JSON text, or decoded by the driver) as Case keyword arguments."""
+    if stored is None or stored == "null":
+        return {}
+    return dict(json.loads(stored) if isinstance(stored, str) else stored)
 
 
 def database_failure(exc: BaseException) -> bool:
@@ -116,7 +129,7 @@ def _set_wal(cursor) -> None:
 
 #: The newest migration's revision id (a test checks it against the migration scripts).
 #: Knowing it lets an up-to-date database open without importing Alembic, which is slow to import.
-HEAD_REVISION = "0008_trials"
+HEAD_REVISION = "0009_case_dialogue"
 
 #: The PostgreSQL advisory-lock key that processes creating or upgrading evalyard's schema take
 #: in turn: a fixed bigint no other application on the server is likely to use ("evalyard" in
@@ -371,7 +384,7 @@ class Store:
                 if suite_cases:
                     case_rows.append({"suite_id": suite_id, "position": position, "case_id": case.id,
                                       "input": case.input, "reference": case.reference, "context": case.context,
-                                      "metadata": case.metadata})
+                                      "metadata": case.metadata, "dialogue": dialogue_column(case)})
                 if run_id is not None:
                     candidate_rows.append({"run_id": run_id, "case_id": case.id, "text": case.candidate})
                 position += 1
@@ -480,7 +493,8 @@ class Store:
         # context and metadata as their JSON text, decoded below: most are empty, and skipping
         # the JSON type's decoder for those is a good share of reading a window
         query = (select(cases.position, cases.case_id, cases.input, cases.reference,
-                        type_coerce(cases.context, String), type_coerce(cases.metadata, String), candidates.text)
+                        type_coerce(cases.context, String), type_coerce(cases.metadata, String), candidates.text,
+                        type_coerce(cases.dialogue, String))
                  .join_from(CaseRow.__table__, CandidateRow.__table__,
                             (candidates.run_id == run_id) & (candidates.case_id == cases.case_id))
                  .where(cases.suite_id == suite_id).order_by(cases.position).limit(window))
@@ -494,8 +508,8 @@ class Store:
                 return
             last = rows[-1][0]
             yield [Case(id=case_id, input=text_in, candidate=candidate, reference=reference,
-                        context=_json_list(context), metadata=_json_dict(metadata))
-                   for _, case_id, text_in, reference, context, metadata, candidate in rows]
+                        context=_json_list(context), metadata=_json_dict(metadata), **dialogue_fields(dialogue))
+                   for _, case_id, text_in, reference, context, metadata, candidate, dialogue in rows]
 
     def write_candidates(self, run_id: str, rows: list[dict[str, Any]]) -> None:
         """Store generated candidates (``case_id``, ``text``, ``details``, ``error``) in one transaction."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from sqlalchemy import BigInteger, String, and_, cast, delete, exists, func, literal, or_, select, type_coerce
 
 from ..scoring import Case
-from . import _json_dict, _json_list, chunked, insert_ignoring_duplicates
+from . import _json_dict, _json_list, chunked, dialogue_fields, insert_ignoring_duplicates
 from .models import CandidateRow, CaseRow, LabelRow, ResultRow, RunRow, utcnow
 
 if TYPE_CHECKING:
@@ -63,14 +63,16 @@ def run_cases(store: "Store", run: RunRow, case_ids: Sequence[str]) -> dict[str,
     found: list[tuple[int, Case]] = []
     for chunk in chunked(case_ids, IN_CHUNK):
         query = (select(cases.position, cases.case_id, cases.input, cases.reference,
-                        type_coerce(cases.context, String), type_coerce(cases.metadata, String), candidates.text)
+                        type_coerce(cases.context, String), type_coerce(cases.metadata, String), candidates.text,
+                        type_coerce(cases.dialogue, String))
                  .join_from(CaseRow.__table__, CandidateRow.__table__,
                             (candidates.run_id == run.id) & (candidates.case_id == cases.case_id))
                  .where(cases.suite_id == run.suite_id, cases.case_id.in_(chunk)))
         with store.engine.connect() as connection:
-            for position, case_id, text_in, reference, context, metadata, candidate in connection.execute(query):
+            for position, case_id, text_in, reference, context, metadata, candidate, dialogue in connection.execute(query):
                 found.append((position, Case(id=case_id, input=text_in, candidate=candidate, reference=reference,
-                                             context=_json_list(context), metadata=_json_dict(metadata))))
+                                             context=_json_list(context), metadata=_json_dict(metadata),
+                                             **dialogue_fields(dialogue))))
     return {case.id: case for _, case in sorted(found, key=lambda item: item[0])}
 
 

@@ -42,6 +42,9 @@ class CaseRow(SQLModel, table=True):
     reference: Optional[str] = Field(default=None, sa_column=Column(Text))
     context: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     case_metadata: dict[str, Any] = Field(default_factory=dict, sa_column=Column("metadata", JSON))
+    #: a conversation case's ``messages``, ``tools`` and ``expected_tool_calls`` (the keys it has);
+    #: NULL for the single-answer cases, so they cost nothing here
+    dialogue: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
 
 
 class RunRow(SQLModel, table=True):

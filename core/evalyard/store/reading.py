@@ -201,12 +201,12 @@ def cases_by_id(store, run, case_ids: Sequence[str]) -> dict[str, dict[str, Any]
         for chunk in _chunks(list(case_ids)):
             for row in connection.execute(
                 select(CaseRow.case_id, CaseRow.position, CaseRow.input, CaseRow.reference, CaseRow.context,
-                       CaseRow.case_metadata.label("case_metadata"))
+                       CaseRow.case_metadata.label("case_metadata"), CaseRow.dialogue)
                 .where(CaseRow.suite_id == run.suite_id, CaseRow.case_id.in_(chunk))
             ):
                 out[row.case_id] = {"position": row.position, "input": row.input, "reference": row.reference,
                                     "context": list(row.context or []), "metadata": dict(row.case_metadata or {}),
-                                    "candidate": None}
+                                    "candidate": None, "dialogue": dict(row.dialogue or {})}
             for case_id, text in connection.execute(
                 select(CandidateRow.case_id, CandidateRow.text)
                 .where(CandidateRow.run_id == run.id, CandidateRow.case_id.in_(chunk))

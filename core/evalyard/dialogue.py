@@ -1,0 +1,149 @@
+"""A case's dialogue fields checked as they are read: ``messages`` (the OpenAI chat format),
+``tools`` (the tool schemas the system had) and ``expected_tool_calls`` (the reference trajectory).
+
+Checked once, at the door, so every scorer can trust them: a tool call's ``arguments`` are a
+JSON object in a string, a tool result answers an earlier call, every role is one the chat
+format knows. Each error is an InputError naming the file, the line and the field's path
+(``messages[3].tool_calls[0].function.arguments``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import InputError
+
+ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+class _Where:
+    """The file and line of the record being checked, to name them in an error."""
+
+    def __init__(self, path: str, line: int) -> None:
+        self.path, self.line = path, line
+
+    def error(self, message: str, field: str, item: Any = None) -> InputError:
+        # An inline YAML case remembers the line of each message (suite_files' _LineDict).
+        line = getattr(item, "line", 0) or self.line
+        return InputError(message, path=self.path, line=line, field=field)
+
+
+def _object(value: Any, where: _Where, field: str, item: Any = None) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise where.error(f"expected an object, got {type(value).__name__}", field, item)
+    return value
+
+
+def _list(value: Any, where: _Where, field: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise where.error(f"expected a list, got {type(value).__name__}", field)
+    return value
+
+
+def _name(value: Any, where: _Where, field: str, item: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise where.error("expected a tool name (text)", field, item)
+    return value
+
+
+
+
+def check_messages(value: Any, path: str, line: int, field: str = "messages") -> list[dict[str, Any]]:
+    where = _Where(path, line)
+    messages = _list(value, where, field)
+    call_ids: set[str] = set()
+    for n, message in enumerate(messages):
+        at = f"{field}[{n}]"
+        _object(message, where, at)
+        role = message.get("role")
+        if role not in ROLES:
+            raise where.error(f"unknown role {role!r} (known: {', '.join(ROLES)})", f"{at}.role", message)
+        content = message.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            raise where.error("expected text, a list of content parts, or null", f"{at}.content", message)
+        calls = message.get("tool_calls")
+        if calls is not None:
+            if role != "assistant":
+                raise where.error(f"only an assistant message makes tool calls, not {role!r}", f"{at}.tool_calls",
+                                  message)
+            for k, call in enumerate(_list(calls, where, f"{at}.tool_calls")):
+                call_ids.add(_check_call(call, where, f"{at}.tool_calls[{k}]", message))
+        if role == "tool":
+            answered = message.get("tool_call_id")
+            if not isinstance(answered, str) or answered not in call_ids:
+                raise where.error(f"a tool result for {answered!r}, which no earlier tool call has as its id",
+                                  f"{at}.tool_call_id", message)
+    return messages
+
+
+def _check_call(call: Any, where: _Where, at: str, message: Any) -> str:
+    _object(call, where, at, message)
+    call_id = call.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        raise where.error("expected the call's id (text), which its tool result names", f"{at}.id", message)
+    if call.get("type", "function") != "function":
+        raise where.error(f"unknown tool call type {call.get('type')!r} (known: function)", f"{at}.type", message)
+    function = _object(call.get("function"), where, f"{at}.function", message)
+    _name(function.get("name"), where, f"{at}.function.name", message)
+    arguments = function.get("arguments")
+    if not isinstance(arguments, str):
+        raise where.error(f"expected the arguments as a JSON string (the OpenAI format), got "
+                          f"{type(arguments).__name__}", f"{at}.function.arguments", message)
+    try:
+        decoded = json.loads(arguments)  # "" too is refused: OpenAI writes "{}" for no arguments
+    except (json.JSONDecodeError, RecursionError) as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        raise where.error(f"arguments are not JSON: {reason}: {arguments!r:.60}", f"{at}.function.arguments",
+                          message) from None
+    if not isinstance(decoded, dict):
+        raise where.error(f"expected the arguments to be a JSON object, got {type(decoded).__name__}",
+                          f"{at}.function.arguments", message)
+    return call_id
+
+
+def check_tools(value: Any, path: str, line: int, field: str = "tools") -> list[dict[str, Any]]:
+    where = _Where(path, line)
+    tools = _list(value, where, field)
+    for n, tool in enumerate(tools):
+        at = f"{field}[{n}]"
+        _object(tool, where, at)
+        if tool.get("type", "function") != "function":
+            raise where.error(f"unknown tool type {tool.get('type')!r} (known: function)", f"{at}.type", tool)
+        function = _object(tool.get("function"), where, f"{at}.function", tool)
+        _name(function.get("name"), where, f"{at}.function.name", tool)
+        if function.get("parameters") is not None:
+            _object(function["parameters"], where, f"{at}.function.parameters", tool)
+    return tools
+
+
+def check_expected_calls(value: Any, path: str, line: int,
+                         field: str = "expected_tool_calls") -> list[dict[str, Any]]:
+    where = _Where(path, line)
+    calls = _list(value, where, field)
+    for n, call in enumerate(calls):
+        at = f"{field}[{n}]"
+        _object(call, where, at)
+        unknown = sorted(set(call) - {"name", "arguments"})
+        if unknown:
+            raise where.error(f"unknown key {unknown[0]!r} (known: name, arguments)", at, call)
+        _name(call.get("name"), where, f"{at}.name", call)
+        if call.get("arguments") is not None:
+            _object(call["arguments"], where, f"{at}.arguments", call)
+    return calls
+
+
+CHECKS = {"messages": check_messages, "tools": check_tools, "expected_tool_calls": check_expected_calls}
+
+
+def last_user_text(messages: list[dict[str, Any]]) -> str | None:
+    """The content of the last user message, as text (a list of content parts: its text parts
+    joined by newlines); None when there is no user message."""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                return "\n".join(part.get("text", "") for part in content
+                                 if isinstance(part, dict) and part.get("type") == "text")
+            return content
+    return None
