@@ -120,6 +120,19 @@ def test_a_suite_file_sets_epochs_and_reducers(call_log, app, suite, noisy, tmp_
     assert "needs k" in bad.output
 
 
+def count_rows(db, table) -> int:
+    """Rows of ``table`` in the SQLite file ``db`` (0 before the file or the table exists)."""
+    import sqlite3
+
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as con:
+        try:
+            return con.execute(f"select count(*) from {table}").fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+
+
 def test_kill_9_mid_run_then_resume_keeps_every_trial_once(tmp_path, suite, rules, cli_env, evalyard_exe,
                                                             isolated_home):
     """A run with epochs killed with SIGKILL while generating resumes: every (case, epoch) output
@@ -137,13 +150,7 @@ def test_kill_9_mid_run_then_resume_keeps_every_trial_once(tmp_path, suite, rule
     db = isolated_home / "evalyard.db"
 
     def count(table):
-        if not db.exists():
-            return 0
-        with sqlite3.connect(db) as con:
-            try:
-                return con.execute(f"select count(*) from {table}").fetchone()[0]
-            except sqlite3.OperationalError:
-                return 0
+        return count_rows(db, table)
 
     command = [evalyard_exe, "run", suite, "-s", "contains", "-m", model, "--epochs", "4", "-j", "1", "--json"]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
@@ -251,13 +258,7 @@ def test_kill_9_mid_grid_then_resume_experiment_keeps_every_cell_and_trial_once(
     db = isolated_home / "evalyard.db"
 
     def count(table):
-        if not db.exists():
-            return 0
-        with sqlite3.connect(db) as con:
-            try:
-                return con.execute(f"select count(*) from {table}").fetchone()[0]
-            except sqlite3.OperationalError:
-                return 0
+        return count_rows(db, table)
 
     command = [evalyard_exe, "run", suite, "-s", "contains", "-m", slow[0], "-m", slow[1], "--epochs", "3", "-j", "1",
                "--json"]

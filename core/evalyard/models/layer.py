@@ -105,6 +105,7 @@ class ModelLayer:
         self._rng = random.Random(seed)
         self._background = shared_loop()
         self._litellm: Any = None
+        self._seed_support: dict[str, bool] = {}  # model -> takes `seed` (asked once per model)
         self.providers: dict[str, Any] = dict(providers or {})
         self.env: Mapping[str, str] = env if env is not None else {}
         #: Provider batch jobs (``run --batch``): set by the run's runtime; ``batch_all`` sends
@@ -208,7 +209,7 @@ class ModelLayer:
         another, by litellm's list of the model's parameters."""
         from .providers import supports_param
 
-        known = self.__dict__.setdefault("_seed_support", {})  # asked once per model: it is per call otherwise
+        known = self._seed_support
         if model not in known:
             if self.provider_of(model) is not None:
                 known[model] = bool(self.capabilities(model).get("supports_seed"))
