@@ -83,7 +83,8 @@ screenshots: install browser
 # Record again the local model's answers that the fast tier replays (tests/replay_local.py).
 record-answers: install local-models
 	EVALYARD_RECORD_ANSWERS=1 $(BIN)/python -m pytest -q -m local_model \
-	  tests/plugins/judge/test_judge_local.py tests/plugins/trust/test_trust_local.py tests/plugins/checklist/test_checklist_local.py
+	  tests/plugins/judge/test_judge_local.py tests/plugins/trust/test_trust_local.py tests/plugins/checklist/test_checklist_local.py \
+	  tests/plugins/agent/test_conversations_local.py
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py

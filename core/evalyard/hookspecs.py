@@ -132,6 +132,7 @@ def register_model_providers(register, app):
     ``litellm.CustomLLM`` is not needed, so registering imports nothing heavy). A handler may
     also have ``capabilities(model)``, returning what the model layer should assume when a
     suite's ``models:`` settings say nothing: ``supports_schema``, ``supports_logprobs``,
+    ``supports_seed``, ``supports_tools`` (it answers with tool calls when sent ``tools``),
     ``concurrency``, ``reasoning``; and ``check(model)``, which raises (its message one line)
     when the handler cannot serve ``model`` (a file not installed, a cluster that lacks it): a
     run's judges ask it before the run is stored. One prefix belongs to one plugin. The core's

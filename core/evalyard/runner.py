@@ -193,7 +193,8 @@ def check_cases(suite: Suite, prepared: list[PreparedScorer], generator: Prepare
     requirements = [(f"scorer {p.name!r}", tuple(p.scorer.required_fields())) for p in prepared]
     if generator is not None:
         requirements.append((f"generator {generator.entry.name!r}", tuple(generator.generator.required_fields())))
-    requirements = [(who, tuple(f for f in fields if not (f == "candidate" and generator is not None)))
+    made = set(generator.generator.fills) if generator is not None else set()
+    requirements = [(who, tuple(f for f in fields if f not in made or who.startswith("generator")))
                     for who, fields in requirements]
     id_hashes = array("q")
     digest = version_digest()
@@ -475,7 +476,8 @@ class Runner:
         if not isinstance(made, Generation) or (made.text is None and made.error is None):
             made = Generation(error=f"generator {generator.entry.name!r} returned {type(made).__name__}")
         details = _jsonable({**made.details, "usage": made.usage} if made.usage else made.details)
-        row = {"case_id": case.id, "text": made.text, "details": details or None, "error": made.error}
+        row = {"case_id": case.id, "text": made.text, "details": details or None, "error": made.error,
+               "dialogue": {"messages": _jsonable(made.messages)} if made.messages is not None else None}
         if case.epoch is not None:
             row["epoch"] = case.epoch
         return row
@@ -556,9 +558,11 @@ class Runner:
         out = []
         for case in batch:
             for epoch in range(self.epochs):
-                # a case that was generated has an output row per epoch (its text, or None and the error)
-                candidate = outputs.get((case.id, epoch), (case.candidate,))[0]
-                out.append(dataclasses.replace(case, candidate=candidate, epoch=epoch))
+                # a case that was generated has an output row per epoch (its text, or None and the
+                # error; a generated conversation, its messages)
+                candidate, _, dialogue = outputs.get((case.id, epoch), (case.candidate, None, None))
+                generated = {"messages": dialogue["messages"]} if dialogue else {}
+                out.append(dataclasses.replace(case, candidate=candidate, epoch=epoch, **generated))
         return out
 
     async def _score(self, run_id: str, suite_id: int, prepared: list[PreparedScorer],

@@ -269,12 +269,16 @@ class Scorer:
 
 @dataclass(slots=True)
 class Generation:
-    """What a generator produced for one case: the text, or an error (never an empty stand-in)."""
+    """What a generator produced for one case: the text, or an error (never an empty stand-in).
+    A conversation generator also gives the whole conversation it played (``messages``, OpenAI's
+    chat format): stored with the run, it is the case's ``messages`` its scorers see, and ``text``
+    is the last answer."""
 
     text: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, Any] | None = None
     error: str | None = None
+    messages: list[dict[str, Any]] | None = None
 
 
 class Generator:
@@ -291,6 +295,9 @@ class Generator:
     #: what it makes: ``candidate`` (usable as ``--generator``), or something a plugin's scorer uses
     #: (``checklist``), run by that plugin's own command
     produces: ClassVar[str] = "candidate"
+    #: the case fields each generation fills, which scorers may then require of cases that lack
+    #: them: ``candidate``; a conversation generator also fills ``messages``
+    fills: ClassVar[tuple[str, ...]] = ("candidate",)
 
     @dataclass
     class Config:

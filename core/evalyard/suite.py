@@ -61,6 +61,9 @@ class Suite:
         self.matrix: dict[str, Any] | None = None
         #: a suite file's ``epochs:``: trials per case (``--epochs`` overrides)
         self.epochs: int | None = None
+        #: a suite file's ``generator:``: (name, config) of what fills missing candidates
+        #: (``--generator`` and ``--model`` override)
+        self.generator: tuple[str, dict[str, Any]] | None = None
         self._cases = list(cases) if cases is not None else None
         self._origins = origins
         self._read = read

@@ -30,7 +30,7 @@ from .scoring import CASE_FIELDS, Case
 from .suite import CALIBRATED, ScorerSpec, Suite
 
 SUITE_KEYS = ("name", "description", "data", "format", "cases", "fields", "scorers", "thresholds", "models",
-              "prompts", "executor", "cluster", "matrix", "epochs", "reducer")
+              "prompts", "executor", "cluster", "matrix", "epochs", "reducer", "generator")
 MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "batch", "batch_poll_s",
               "supports_schema", "supports_logprobs")
 
@@ -355,7 +355,22 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
                   origins=origins, cluster=cluster)
     suite.matrix = matrix
     suite.epochs = epochs if epochs is not None else (matrix or {}).get("epochs")
+    suite.generator = _generator(doc.get("generator"), sp, _line_of(doc))
     return suite, suite.origins
+
+
+def _generator(raw: Any, path: str, line: int) -> tuple[str, dict[str, Any]] | None:
+    """A suite's ``generator:``: ``NAME[:key=value,...]``, or a mapping with ``name`` and the
+    generator's config (values of any YAML type: a mapping of tool functions, a list)."""
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        spec = parse_scorer_option(raw, option="generator")
+        return spec.name, spec.config
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not raw["name"].strip():
+        raise InputError("expected NAME[:key=value,...] or a mapping with `name` and the generator's config",
+                         path=path, line=_line_of(raw, line), field="generator")
+    return raw["name"].strip(), {k: v for k, v in raw.items() if k != "name"}
 
 
 def check_field_map(field_map: dict[str, str], path: str | None = None, line: int | None = None) -> dict[str, str]:

@@ -7,11 +7,13 @@ Each directive renders Markdown (MyST) from what the installed evalyard declares
 - ``evalyard-scorers``: every scorer the installed plugins register, with the case fields it
   requires and each config key with its type, default and help (what ``evalyard scorers --json``
   prints);
+- ``evalyard-generators``: every generator (what fills a case's candidate, or a plugin's own
+  material such as a checklist), with the fields it requires and fills and its config keys;
 - ``evalyard-settings``: the core's settings (from ``evalyard.Settings``' declaration) and every
   plugin setting declared through ``register_settings``, each with its environment variable;
 - ``evalyard-case-fields``, ``evalyard-export-columns``, ``evalyard-formats``: the data formats.
 
-The functions below (``hooks()``, ``scorers()``, ``core_settings()``, ``plugin_settings()``,
+The functions below (``hooks()``, ``scorers()``, ``generators()``, ``core_settings()``, ``plugin_settings()``,
 ``commands()``) are what the directives render and what tests/docs/test_reference.py checks.
 """
 
@@ -62,6 +64,17 @@ def scorers() -> list[dict[str, Any]]:
                       "labels": list(cls.labels), "threshold": cls.threshold, "executor": cls.executor,
                       "config": describe_config(cls.Config)})
     return sorted(found, key=lambda s: (s["plugin"], s["qualified"]))
+
+
+def generators() -> list[dict[str, Any]]:
+    from evalyard.scoring import describe_config
+
+    registry = application().registry
+    found = [{"name": registry.generators.display_name(entry), "qualified": entry.qualified, "plugin": entry.plugin,
+              "version": entry.obj.version, "description": entry.obj.description or "",
+              "requires": list(entry.obj.requires), "produces": entry.obj.produces, "fills": list(entry.obj.fills),
+              "config": describe_config(entry.obj.Config)} for entry in registry.generators]
+    return sorted(found, key=lambda g: (g["plugin"], g["qualified"]))
 
 
 def core_settings() -> list[dict[str, Any]]:
@@ -155,27 +168,42 @@ def hooks_markdown() -> str:
     return "\n".join(out)
 
 
+def _entry_markdown(item: dict[str, Any], facts: list[str]) -> list[str]:
+    """A registered scorer's or generator's entry: its name, description, facts and config keys."""
+    facts = [f"plugin `{item['plugin']}`", f"version {item['version']}",
+             "requires " + (", ".join(f"`{f}`" for f in item["requires"]) or "nothing"), *facts]
+    if item["name"] != item["qualified"]:
+        facts.append(f"also `{item['name']}`")
+    out = [f"## `{item['qualified']}`", "", item["description"] or "(no description)", "", "; ".join(facts) + ".", ""]
+    if item["config"]:
+        out += ["| config key | type | default | what it does |", "|---|---|---|---|"]
+        for key in item["config"]:
+            out.append(f"| `{key['name']}` | {_cell(key['type'])} | {_cell(_code(key['default']))} "
+                       f"| {_cell(key.get('help') or '')} |")
+        out.append("")
+    return out
+
+
 def scorers_markdown() -> str:
     out = []
     for scorer in scorers():
-        out += [f"## `{scorer['qualified']}`", "", scorer["description"] or "(no description)", ""]
-        facts = [f"plugin `{scorer['plugin']}`", f"version {scorer['version']}",
-                 "requires " + (", ".join(f"`{f}`" for f in scorer["requires"]) or "nothing"),
-                 "higher is better" if scorer["higher_is_better"] else "lower is better",
+        facts = ["higher is better" if scorer["higher_is_better"] else "lower is better",
                  f"executor `{scorer['executor']}`"]
         if scorer["threshold"] is not None:
             facts.append(f"threshold {scorer['threshold']}")
         if scorer["labels"]:
             facts.append("labels " + ", ".join(f"`{label}`" for label in scorer["labels"]))
-        if scorer["name"] != scorer["qualified"]:
-            facts.append(f"also `{scorer['name']}`")
-        out += ["; ".join(facts) + ".", ""]
-        if scorer["config"]:
-            out += ["| config key | type | default | what it does |", "|---|---|---|---|"]
-            for item in scorer["config"]:
-                out.append(f"| `{item['name']}` | {_cell(item['type'])} | {_cell(_code(item['default']))} "
-                           f"| {_cell(item.get('help') or '')} |")
-            out.append("")
+        out += _entry_markdown(scorer, facts)
+    return "\n".join(out)
+
+
+def generators_markdown() -> str:
+    out = []
+    for generator in generators():
+        facts = [f"makes {generator['produces']}"]
+        if generator["produces"] == "candidate":
+            facts.append("fills " + ", ".join(f"`{f}`" for f in generator["fills"]))
+        out += _entry_markdown(generator, facts)
     return "\n".join(out)
 
 
@@ -286,6 +314,7 @@ def rewrite_repository_links(app, relative_path, parent_docname, content):
 def setup(app):
     app.connect("include-read", rewrite_repository_links)
     for name, function in {"evalyard-hooks": hooks_markdown, "evalyard-scorers": scorers_markdown,
+                           "evalyard-generators": generators_markdown,
                            "evalyard-settings": settings_markdown, "evalyard-case-fields": case_fields_markdown,
                            "evalyard-export-columns": export_columns_markdown,
                            "evalyard-formats": formats_markdown}.items():

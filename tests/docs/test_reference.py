@@ -26,6 +26,7 @@ def test_the_reference_pages_use_the_generators():
     assert ":nested: full" in page("reference/cli.md")
     assert "```{evalyard-hooks}" in page("reference/hooks.md")
     assert "```{evalyard-scorers}" in page("reference/scorers.md")
+    assert "```{evalyard-generators}" in page("reference/generators.md")
     assert "```{evalyard-settings}" in page("reference/settings.md")
     for directive in ("evalyard-case-fields", "evalyard-formats", "evalyard-export-columns"):
         assert f"```{{{directive}}}" in page("reference/formats.md")
@@ -89,6 +90,21 @@ def test_every_installed_scorer_has_its_entry(ref):
     # the built-in plugins' families are all there
     assert {"lexicon/exact_match", "embedding/bertscore", "sandbox/python_unit_testing", "trust/trust_score",
             "checklist/checklist", "criteria/correctness"} <= names
+
+
+def test_every_installed_generator_has_its_entry(ref):
+    from evalyard import Application, Settings
+
+    registry = Application(Settings(entry_points=True)).registry
+    names = {entry.qualified for entry in registry.generators}
+    rendered = ref.generators_markdown()
+    assert {"evalyard/model", "agent/conversation", "agent/simulated_user", "checklist/tick"} <= names
+    for generator in ref.generators():
+        assert f"## `{generator['qualified']}`" in rendered
+        assert generator["description"].strip(), f"{generator['qualified']} has no description"
+        for item in generator["config"]:
+            assert item.get("help"), f"{generator['qualified']}: config key {item['name']} has no help"
+    assert {g["qualified"] for g in ref.generators()} == names
 
 
 def test_every_setting_and_variable_has_its_entry(ref):

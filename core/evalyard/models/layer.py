@@ -105,7 +105,7 @@ class ModelLayer:
         self._rng = random.Random(seed)
         self._background = shared_loop()
         self._litellm: Any = None
-        self._seed_support: dict[str, bool] = {}  # model -> takes `seed` (asked once per model)
+        self._support: dict[tuple[str, str], bool] = {}  # (model, parameter) -> the provider takes it
         self.providers: dict[str, Any] = dict(providers or {})
         self.env: Mapping[str, str] = env if env is not None else {}
         #: Provider batch jobs (``run --batch``): set by the run's runtime; ``batch_all`` sends
@@ -199,23 +199,24 @@ class ModelLayer:
             merged["logprobs"] = True
             merged["top_logprobs"] = int(logprobs)
         trial = current_trial()
-        if trial is not None and self.supports_seed(model):  # each epoch a reproducible sample
+        if trial is not None and self.supports(model, "seed"):  # each epoch a reproducible sample
             merged["seed"] = int(merged.get("seed") or 0) + trial.epoch
         return merged
 
-    def supports_seed(self, model: str) -> bool:
-        """Whether the provider takes ``seed``: a provider of ours says so in its capabilities (litellm's
-        list for a custom provider depends on whether it was installed yet, so it is not asked);
-        another, by litellm's list of the model's parameters."""
+    def supports(self, model: str, param: str) -> bool:
+        """Whether the provider takes the request parameter ``param`` (``seed``, ``tools``): a
+        provider of ours says so in its capabilities (``supports_<param>``; litellm's list for a
+        custom provider depends on whether it was installed yet, so it is not asked); another, by
+        litellm's list of the model's parameters. Asked once per model and parameter."""
         from .providers import supports_param
 
-        known = self._seed_support
-        if model not in known:
+        known = self._support
+        if (model, param) not in known:
             if self.provider_of(model) is not None:
-                known[model] = bool(self.capabilities(model).get("supports_seed"))
+                known[model, param] = bool(self.capabilities(model).get(f"supports_{param}"))
             else:
-                known[model] = bool(supports_param(self.litellm, model, "seed"))
-        return known[model]
+                known[model, param] = bool(supports_param(self.litellm, model, param))
+        return known[model, param]
 
     def planned(self, model: str, messages: list[dict[str, Any]], *, params: dict[str, Any] | None = None,
                 sample: int = 0, logprobs: int | None = None, answer: str = "text") -> PlannedRequest:
@@ -294,7 +295,7 @@ class ModelLayer:
         limit = self.limit_for(model)
         rate = self._rate_for(model)
         timeout = settings.timeout or self.timeout
-        kwargs = self._connection_kwargs(model, settings, timeout, template)
+        kwargs = self._connection_kwargs(model, settings, timeout, template, params)
         attempt = 0
         while True:
             attempt += 1
@@ -338,7 +339,7 @@ class ModelLayer:
             await asyncio.sleep(delay)
 
     def _connection_kwargs(self, model: str, settings: ModelSettings, timeout: float,
-                           template: "str | tuple[str, ...] | None") -> dict[str, Any]:
+                           template: "str | tuple[str, ...] | None", params: dict[str, Any] | None = None) -> dict[str, Any]:
         # litellm's own retries stay off so that every 429 reaches our limiter.
         kwargs: dict[str, Any] = {"num_retries": 0, "max_retries": 0, "timeout": timeout}
         if settings.api_base:
@@ -354,6 +355,10 @@ class ModelLayer:
         elif settings.api_base and model.startswith("openai/"):
             # An OpenAI-compatible local server usually wants no key, but the client insists on one.
             kwargs["api_key"] = self.env.get("OPENAI_API_KEY") or "no-key"
+        # litellm (1.106) routes any call with `tools` through its MCP gateway first, which imports
+        # the `mcp` package: evalyard never asks for MCP tools, so that detour is skipped.
+        if params and params.get("tools"):
+            kwargs["_skip_mcp_handler"] = True
         # Only our own providers read it (the scripted model matches rules on it); for the
         # others litellm would build a logging payload from it on every call.
         if template and self.provider_of(model) is not None:
@@ -374,7 +379,7 @@ class ModelLayer:
                           cached_prompt_tokens=_cached_tokens(raw_usage))
         return Completion(model=model, text=text, key=key, usage=usage, latency_ms=latency_ms,
                           logprobs=from_response(choice), finish_reason=getattr(choice, "finish_reason", None),
-                          attempts=attempts)
+                          attempts=attempts, tool_calls=_tool_calls(message))
 
     # -- structured output ------------------------------------------------------
     async def complete_json(self, model: str, messages: list[dict[str, Any]], schema: dict[str, Any], *,
@@ -457,6 +462,18 @@ class ModelLayer:
 
     def close(self) -> None:
         """Nothing to release yet: the background loop is shared by the process (see background.py)."""
+
+
+def _tool_calls(message: Any) -> list[dict[str, Any]] | None:
+    """The message's tool calls as plain OpenAI-shaped dicts (what the cache can keep), or None."""
+    calls = getattr(message, "tool_calls", None) or []
+    out = []
+    for call in calls:
+        data = call.model_dump() if hasattr(call, "model_dump") else dict(call)
+        function = data.get("function") or {}
+        out.append({"id": data.get("id"), "type": data.get("type") or "function",
+                    "function": {"name": function.get("name"), "arguments": function.get("arguments") or "{}"}})
+    return out or None
 
 
 def _cached_tokens(usage: Any) -> int | None:

@@ -46,7 +46,9 @@ class Completion:
     """The answer to one call, fresh or from the cache.
 
     ``logprobs`` is one entry per answer token: ``{"token": str, "logprob": float,
-    "top": {token: logprob}}``, or None when the provider returned none.
+    "top": {token: logprob}}``, or None when the provider returned none. ``tool_calls``: the
+    functions the model asked to call (OpenAI's shape: ``{id, type, function: {name, arguments}}``,
+    arguments as the JSON text the model wrote), or None when it asked for none.
     A cache hit keeps the original ``latency_ms`` and ``usage``; ``cached`` says it was one.
     """
 
@@ -60,6 +62,7 @@ class Completion:
     cached: bool = False
     attempts: int = 1
     key_inputs: dict[str, Any] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
 
     def top_logprobs(self) -> list[dict[str, float]] | None:
         """The top-token maps of each answer position, the input ``p_yes`` wants."""
@@ -68,7 +71,10 @@ class Completion:
         return [entry.get("top") or {entry["token"]: entry["logprob"]} for entry in self.logprobs]
 
     def to_response(self) -> dict[str, Any]:
-        return {"text": self.text, "logprobs": self.logprobs, "finish_reason": self.finish_reason}
+        response = {"text": self.text, "logprobs": self.logprobs, "finish_reason": self.finish_reason}
+        if self.tool_calls:  # only then: a text answer's cache record is as it always was
+            response["tool_calls"] = self.tool_calls
+        return response
 
     @classmethod
     def from_record(cls, key: str, record: CallRecord) -> "Completion":
@@ -76,7 +82,7 @@ class Completion:
         return cls(model=record.model, text=response.get("text") or "", key=key,
                    usage=CallUsage.from_dict(record.usage), latency_ms=record.latency_ms,
                    logprobs=response.get("logprobs"), finish_reason=response.get("finish_reason"),
-                   cached=True, attempts=0, key_inputs=record.request)
+                   cached=True, attempts=0, key_inputs=record.request, tool_calls=response.get("tool_calls"))
 
 
 @dataclass

@@ -60,11 +60,37 @@ def dialogue_column(case: Case) -> dict[str, Any] | None:
     return fields or None
 
 
-def dialogue_fields(stored: Any) -> dict[str, Any]:
-    """A ``dialogue`` column's value (JSON text, or decoded by the driver) as Case keyword arguments."""
-    if stored is None or stored == "null":
-        return {}
-    return dict(json.loads(stored) if isinstance(stored, str) else stored)
+def dialogue_fields(stored: Any, generated: Any = None) -> dict[str, Any]:
+    """A case's ``dialogue`` column's value (JSON text, or decoded by the driver) as Case keyword
+    arguments; ``generated``, a run's generated conversation (its candidate's or an epoch's
+    ``dialogue``), replaces the case's ``messages``: scorers judge what the system said."""
+    fields = {} if stored is None or stored == "null" else dict(
+        json.loads(stored) if isinstance(stored, str) else stored)
+    if generated is not None and generated != "null":
+        fields.update(json.loads(generated) if isinstance(generated, str) else generated)
+    return fields
+
+
+def run_cases_query(run_id: str):
+    """A select of a run's cases (suite content joined with the run's candidates), one row each,
+    as ``run_case`` reads it: callers add the suite, the order and the paging. Context, metadata
+    and the dialogues come as their JSON text, decoded by ``run_case``: most are empty, and
+    skipping the JSON type's decoder for those is a good share of reading a window."""
+    from sqlalchemy import String, type_coerce
+
+    cases, candidates = CaseRow.__table__.c, CandidateRow.__table__.c
+    return (select(cases.position, cases.case_id, cases.input, cases.reference,
+                   type_coerce(cases.context, String), type_coerce(cases.metadata, String), candidates.text,
+                   type_coerce(cases.dialogue, String), type_coerce(candidates.dialogue, String))
+            .join_from(CaseRow.__table__, CandidateRow.__table__,
+                       (candidates.run_id == run_id) & (candidates.case_id == cases.case_id)))
+
+
+def run_case(row: Any) -> Case:
+    """One row of ``run_cases_query`` as the case a scorer sees."""
+    _, case_id, text_in, reference, context, metadata, candidate, dialogue, generated = row
+    return Case(id=case_id, input=text_in, candidate=candidate, reference=reference, context=_json_list(context),
+                metadata=_json_dict(metadata), **dialogue_fields(dialogue, generated))
 
 
 def database_failure(exc: BaseException) -> bool:
@@ -129,7 +155,7 @@ def _set_wal(cursor) -> None:
 
 #: The newest migration's revision id (a test checks it against the migration scripts).
 #: Knowing it lets an up-to-date database open without importing Alembic, which is slow to import.
-HEAD_REVISION = "0009_case_dialogue"
+HEAD_REVISION = "0010_generated_dialogue"
 
 #: The PostgreSQL advisory-lock key that processes creating or upgrading evalyard's schema take
 #: in turn: a fixed bigint no other application on the server is likely to use ("evalyard" in
@@ -487,17 +513,8 @@ class Store:
         """A run's cases in suite order, ``window`` at a time (keyset paging on the position
         index: each window costs the same however far into a suite of millions it is).
         ``missing_candidates``: only the cases whose candidate is still to be generated."""
-        from sqlalchemy import String, type_coerce
-
         cases, candidates = CaseRow.__table__.c, CandidateRow.__table__.c
-        # context and metadata as their JSON text, decoded below: most are empty, and skipping
-        # the JSON type's decoder for those is a good share of reading a window
-        query = (select(cases.position, cases.case_id, cases.input, cases.reference,
-                        type_coerce(cases.context, String), type_coerce(cases.metadata, String), candidates.text,
-                        type_coerce(cases.dialogue, String))
-                 .join_from(CaseRow.__table__, CandidateRow.__table__,
-                            (candidates.run_id == run_id) & (candidates.case_id == cases.case_id))
-                 .where(cases.suite_id == suite_id).order_by(cases.position).limit(window))
+        query = run_cases_query(run_id).where(cases.suite_id == suite_id).order_by(cases.position).limit(window)
         if missing_candidates:
             query = query.where(candidates.text.is_(None), candidates.error.is_(None))
         last = -1
@@ -507,9 +524,7 @@ class Store:
             if not rows:
                 return
             last = rows[-1][0]
-            yield [Case(id=case_id, input=text_in, candidate=candidate, reference=reference,
-                        context=_json_list(context), metadata=_json_dict(metadata), **dialogue_fields(dialogue))
-                   for _, case_id, text_in, reference, context, metadata, candidate, dialogue in rows]
+            yield [run_case(row) for row in rows]
 
     def write_candidates(self, run_id: str, rows: list[dict[str, Any]]) -> None:
         """Store generated candidates (``case_id``, ``text``, ``details``, ``error``) in one transaction."""
@@ -520,7 +535,8 @@ class Store:
                 connection.execute(
                     update(CandidateRow)
                     .where(CandidateRow.run_id == run_id, CandidateRow.case_id == row["case_id"])
-                    .values(text=row.get("text"), details=row.get("details"), error=row.get("error"))
+                    .values(text=row.get("text"), details=row.get("details"), error=row.get("error"),
+                            dialogue=row.get("dialogue"))
                 )
 
     def generation_counts(self, run_id: str) -> dict[str, int]:

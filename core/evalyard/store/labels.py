@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from sqlalchemy import BigInteger, String, and_, cast, delete, exists, func, literal, or_, select, type_coerce
+from sqlalchemy import BigInteger, and_, cast, delete, exists, func, literal, or_, select
 
 from ..scoring import Case
-from . import _json_dict, _json_list, chunked, dialogue_fields, insert_ignoring_duplicates
-from .models import CandidateRow, CaseRow, LabelRow, ResultRow, RunRow, utcnow
+from . import chunked, insert_ignoring_duplicates, run_case, run_cases_query
+from .models import CaseRow, LabelRow, ResultRow, RunRow, utcnow
 
 if TYPE_CHECKING:
     from . import Store
@@ -59,20 +59,12 @@ def stored_labels(store: "Store", run_id: str, scorer: str | None = None) -> dic
 
 def run_cases(store: "Store", run: RunRow, case_ids: Sequence[str]) -> dict[str, Case]:
     """These cases of ``run`` (suite content plus the run's candidate), by id, in suite order."""
-    cases, candidates = CaseRow.__table__.c, CandidateRow.__table__.c
+    cases = CaseRow.__table__.c
     found: list[tuple[int, Case]] = []
     for chunk in chunked(case_ids, IN_CHUNK):
-        query = (select(cases.position, cases.case_id, cases.input, cases.reference,
-                        type_coerce(cases.context, String), type_coerce(cases.metadata, String), candidates.text,
-                        type_coerce(cases.dialogue, String))
-                 .join_from(CaseRow.__table__, CandidateRow.__table__,
-                            (candidates.run_id == run.id) & (candidates.case_id == cases.case_id))
-                 .where(cases.suite_id == run.suite_id, cases.case_id.in_(chunk)))
+        query = run_cases_query(run.id).where(cases.suite_id == run.suite_id, cases.case_id.in_(chunk))
         with store.engine.connect() as connection:
-            for position, case_id, text_in, reference, context, metadata, candidate, dialogue in connection.execute(query):
-                found.append((position, Case(id=case_id, input=text_in, candidate=candidate, reference=reference,
-                                             context=_json_list(context), metadata=_json_dict(metadata),
-                                             **dialogue_fields(dialogue))))
+            found.extend((row[0], run_case(row)) for row in connection.execute(query))
     return {case.id: case for _, case in sorted(found, key=lambda item: item[0])}
 
 

@@ -71,7 +71,9 @@ class CandidateRow(SQLModel, table=True):
 
     A candidate the run's generator made carries the generator's ``details`` (model, template
     hash, usage); ``text`` is NULL until it is generated, which is how a resumed run knows
-    what is left to generate. A generation that failed keeps its ``error``."""
+    what is left to generate. A generation that failed keeps its ``error``. A generated
+    conversation keeps its messages in ``dialogue`` (``{"messages": [...]}``), its last answer in
+    ``text``."""
 
     __tablename__ = "candidates"
     __table_args__ = (UniqueConstraint("run_id", "case_id", name="uq_candidates_run_case"),)
@@ -82,6 +84,7 @@ class CandidateRow(SQLModel, table=True):
     text: Optional[str] = Field(default=None, sa_column=Column(Text))
     details: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
     error: Optional[str] = Field(default=None, sa_column=Column(Text))
+    dialogue: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
 
 
 class ResultRow(SQLModel, table=True):
@@ -121,6 +124,7 @@ class TrialOutputRow(SQLModel, table=True):
     text: Optional[str] = Field(default=None, sa_column=Column(Text))
     details: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))
     error: Optional[str] = Field(default=None, sa_column=Column(Text))
+    dialogue: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
 
 
 class TrialRow(SQLModel, table=True):

@@ -36,15 +36,18 @@ def write_outputs(store: Store, run_id: str, rows: list[dict[str, Any]]) -> None
             if row["epoch"] == 0:
                 connection.execute(update(CandidateRow)
                                    .where(CandidateRow.run_id == run_id, CandidateRow.case_id == row["case_id"])
-                                   .values(text=row.get("text"), details=row.get("details"), error=row.get("error")))
+                                   .values(text=row.get("text"), details=row.get("details"), error=row.get("error"),
+                                           dialogue=row.get("dialogue")))
 
 
-def outputs_of(store: Store, run_id: str, case_ids: Iterable[str]) -> dict[tuple[str, int], tuple[str | None, str | None]]:
-    """(case, epoch) -> (text, error) of these cases' generated outputs."""
-    query = (select(TrialOutputRow.case_id, TrialOutputRow.epoch, TrialOutputRow.text, TrialOutputRow.error)
+def outputs_of(store: Store, run_id: str, case_ids: Iterable[str]) -> dict[tuple[str, int], tuple[Any, ...]]:
+    """(case, epoch) -> (text, error, dialogue) of these cases' generated outputs (dialogue: a
+    generated conversation's ``{"messages": [...]}``, else None)."""
+    query = (select(TrialOutputRow.case_id, TrialOutputRow.epoch, TrialOutputRow.text, TrialOutputRow.error,
+                    TrialOutputRow.dialogue)
              .where(TrialOutputRow.run_id == run_id, TrialOutputRow.case_id.in_(list(case_ids))))
     with store.engine.connect() as connection:
-        return {(c, e): (t, err) for c, e, t, err in connection.execute(query).all()}
+        return {(c, e): (t, err, d) for c, e, t, err, d in connection.execute(query).all()}
 
 
 def write_scored(store: Store, run_id: str, results: list[dict[str, Any]], trials: list[dict[str, Any]]) -> None:

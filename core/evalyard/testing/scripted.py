@@ -13,6 +13,8 @@ A rule matches on any of (all given must hold; a rule with none matches everythi
 It answers with:
 
 - ``content``: text, or a mapping/list sent as JSON text;
+- ``tool_calls``: a list of ``{name, arguments}`` (arguments a mapping, or JSON text sent as
+  written): the model asks to call those functions (``content`` may then be left out);
 - ``logprobs``: top tokens of the first answer token(s), one ``{token: logprob}``
   mapping per position (returned only when the call asks for logprobs);
 - ``usage``: ``prompt_tokens``, ``completion_tokens``, optional ``cost`` (USD);
@@ -49,7 +51,7 @@ from typing import Any
 from ..hookspecs import hookimpl
 
 RULE_KEYS = frozenset({"template", "contains", "regex", "content", "logprobs", "usage", "error", "retry_after",
-                       "times", "delay_ms", "echo", "name"})
+                       "times", "delay_ms", "echo", "name", "tool_calls"})
 
 
 class RulesError(ValueError):
@@ -71,6 +73,7 @@ class Rule:
     times: int | None = None
     delay_ms: float = 0.0
     echo: bool = False
+    tool_calls: list[dict[str, Any]] | None = None
 
     def matches(self, prompt: str, template: str | None) -> bool:
         if self.template is not None and (template is None or not fnmatch.fnmatchcase(template, self.template)):
@@ -86,8 +89,11 @@ def _rule(data: Any, index: int, where: str) -> Rule:
     unknown = set(data) - RULE_KEYS
     if unknown:
         raise RulesError(f"{where}: unknown rule key {sorted(unknown)[0]!r} (known: {', '.join(sorted(RULE_KEYS))})")
-    if "content" not in data and "error" not in data:
-        raise RulesError(f"{where}: a rule needs `content` or `error`")
+    if "content" not in data and "error" not in data and "tool_calls" not in data:
+        raise RulesError(f"{where}: a rule needs `content`, `tool_calls` or `error`")
+    tool_calls = None
+    if data.get("tool_calls") is not None:
+        tool_calls = [_tool_call(call, n, where) for n, call in enumerate(data["tool_calls"])]
     content = data.get("content", "")
     if not isinstance(content, str):
         content = json.dumps(content, ensure_ascii=False)
@@ -105,7 +111,16 @@ def _rule(data: Any, index: int, where: str) -> Rule:
                 content=content, logprobs=logprobs, usage=dict(data.get("usage") or {}),
                 error=int(data["error"]) if data.get("error") is not None else None,
                 retry_after=data.get("retry_after"), times=data.get("times"),
-                delay_ms=float(data.get("delay_ms") or 0), echo=bool(data.get("echo")))
+                delay_ms=float(data.get("delay_ms") or 0), echo=bool(data.get("echo")), tool_calls=tool_calls)
+
+
+def _tool_call(call: Any, n: int, where: str) -> dict[str, Any]:
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        raise RulesError(f"{where}: tool_calls[{n}] needs a `name`")
+    arguments = call.get("arguments", {})
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return {"name": call["name"], "arguments": arguments}
 
 
 def load_rules(path: str | Path) -> list[Rule]:
@@ -229,6 +244,11 @@ class ScriptedModel:
         content = (prompt + "\n\n" + rule.content) if rule.echo else rule.content
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
                                   "message": {"role": "assistant", "content": content}}
+        if rule.tool_calls:
+            calls = [{"id": f"call_{rule.index}_{n}", "type": "function", "function": dict(call)}
+                     for n, call in enumerate(rule.tool_calls)]
+            choice.update(finish_reason="tool_calls",
+                          message={"role": "assistant", "content": content or None, "tool_calls": calls})
         if optional_params.get("logprobs") and rule.logprobs:
             top_n = int(optional_params.get("top_logprobs") or 0)
             positions = []
@@ -251,6 +271,10 @@ class ScriptedModel:
             with open(self.log, "a", encoding="utf-8") as handle:
                 handle.write(hashlib.sha256(prompt.encode()).hexdigest() + "\n")
         return rule, response
+
+    def capabilities(self, model: str) -> dict[str, Any]:
+        """It answers with tool calls where a rule says so, and takes whatever else is sent."""
+        return {"supports_tools": True}
 
     def _fail(self, rule: Rule, model: str) -> Exception:
         return _litellm_error(rule.error or 500, f"scripted error {rule.error} ({rule.where})", model,
