@@ -10,6 +10,9 @@ One case per sample and epoch, so a team can score inspect's outputs again with 
   without output (``--model``/``--generator`` can fill it).
 - ``reference``: the target; for a list of targets the first one, all of them in
   ``metadata.targets``.
+- ``messages``: the sample's message history in OpenAI's chat format (system, user, assistant
+  turns with their tool calls, tool results), so the agent plugin's scorers can judge what the
+  solver did; ``tools``: the tool definitions of the sample's first model call, when it had any.
 - ``metadata``: the sample's own metadata, and ``inspect``: the sample id, epoch and uuid, inspect's
   own scores (value, answer, explanation per scorer), the sample's error, the task, model and
   eval and run ids.
@@ -25,6 +28,7 @@ natively from 3.14 and through the ``zstandard`` package before that.
 from __future__ import annotations
 
 import io
+import json
 import struct
 import zipfile
 import zlib
@@ -33,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from evalyard import Case, InputError, check_unique_ids, parse_case_json, read_case_file
+from evalyard.dialogue import check_messages, check_tools
 
 from .records import array_item_lines, as_text, override_fields, record_id, source_field_map
 
@@ -234,7 +239,57 @@ def _case(sample: Any, log: LogInfo, *, path: str, line: int | None, field_map: 
         metadata["targets"] = targets
     metadata["inspect"] = {k: v for k, v in details.items() if v is not None}
     return Case(id=fields["id"], input=fields["input"], candidate=fields["candidate"], reference=fields["reference"],
-                context=context, metadata=metadata)
+                context=context, metadata=metadata, **_dialogue(sample, path=path, line=line))
+
+
+def _dialogue(sample: dict[str, Any], *, path: str, line: int | None) -> dict[str, Any]:
+    """The sample's message history (and the tools its model was offered) as a case's dialogue
+    fields, checked as any case's are; long texts inspect stored as attachments are put back."""
+    history = sample.get("messages")
+    if not history:
+        return {}
+    attachments = sample.get("attachments") if isinstance(sample.get("attachments"), dict) else {}
+    if not isinstance(history, list):
+        raise InputError(f"expected a list of chat messages, got {type(history).__name__}", path=path, line=line,
+                         field="messages")
+    fields = {"messages": check_messages([_message(m, attachments) for m in history], path, line or 0)}
+    for event in sample.get("events") or ():
+        if isinstance(event, dict) and event.get("event") == "model":
+            if event.get("tools"):
+                fields["tools"] = check_tools([{"type": "function", "function": _attached(t, attachments)}
+                                               for t in event["tools"]], path, line or 0)
+            break
+    return fields
+
+
+def _attached(value: Any, attachments: dict[str, Any]) -> Any:
+    """``value`` with inspect's ``attachment://HASH`` references replaced by the texts they name."""
+    if isinstance(value, str) and value.startswith("attachment://"):
+        return attachments.get(value.removeprefix("attachment://"), value)
+    if isinstance(value, list):
+        return [_attached(v, attachments) for v in value]
+    if isinstance(value, dict):
+        return {k: _attached(v, attachments) for k, v in value.items()}
+    return value
+
+
+def _message(message: Any, attachments: dict[str, Any]) -> Any:
+    """One of inspect's chat messages in OpenAI's shape (left as it is when it is not an object: the
+    check then names it)."""
+    if not isinstance(message, dict):
+        return message
+    message = _attached(message, attachments)
+    out: dict[str, Any] = {"role": message.get("role"), "content": _content_text(message.get("content"))}
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        out["tool_calls"] = [{"id": call.get("id"), "type": "function", "function": {
+            "name": call.get("function"), "arguments": json.dumps(call.get("arguments") or {}, ensure_ascii=False)}}
+            if isinstance(call, dict) else call for call in calls]
+    elif calls is not None:
+        out["tool_calls"] = calls
+    if message.get("role") == "tool":
+        out["tool_call_id"] = message.get("tool_call_id")
+    return out
 
 
 def _scores(scores: Any) -> dict[str, Any]:

@@ -312,3 +312,48 @@ def test_record_lines_follow_the_json_not_its_look(app):
     text = '{"a": "x [ \\" ]", "b": {"results": 1},\n "results": [\n {"k": "]"},\n\n  7, [1,\n2], {}]}'
     assert array_item_lines(text, ("results",)) == [3, 5, 5, 6]
     assert array_item_lines(text, ("missing",)) is None and array_item_lines("[1]", ("results",)) is None
+
+
+# -- inspect_ai: an agent's message history ------------------------------------
+
+INSPECT_AGENT_EVAL = DATA / "inspect" / "tiny-agent.eval"
+INSPECT_AGENT_JSON = DATA / "inspect" / "tiny-agent.json"
+
+
+@pytest.mark.parametrize("path,format", [(INSPECT_AGENT_EVAL, None), (INSPECT_AGENT_JSON, "inspect")])
+def test_an_agent_log_gives_each_sample_its_messages_and_tools(app, path, format):
+    cases, _ = load(app, path, format)
+    by_id = {case.id: case for case in cases}
+    oslo = by_id["oslo-paris"]
+    assert [m["role"] for m in oslo.messages] == ["system", "user", "assistant", "tool", "assistant", "tool",
+                                                  "assistant"]
+    first_call = oslo.messages[2]["tool_calls"][0]
+    assert first_call["type"] == "function" and first_call["function"]["name"] == "get_weather"
+    assert json.loads(first_call["function"]["arguments"]) == {"city": "Oslo", "unit": "celsius"}
+    assert oslo.messages[3] == {"role": "tool", "content": "9 C, rain", "tool_call_id": first_call["id"]}
+    assert oslo.messages[-1]["content"] == oslo.candidate == "Paris is warmer: 18 C against 9 C."
+    (tool,) = oslo.tools
+    assert tool["function"]["name"] == "get_weather" and tool["function"]["parameters"]["required"] == ["city"]
+    assert [m["role"] for m in by_id["hello"].messages] == ["system", "user", "assistant"]
+
+
+def test_the_agent_scorers_judge_an_inspect_log(app):
+    result = invoke(app, "run", INSPECT_AGENT_EVAL, "--json", "-s", "agent/tool_calls:mode=ignore,max_steps=1,schema=true")
+    assert result.exit_code == 0, result.output
+    run_id = json.loads(result.stdout)["run_id"]
+    values = {row.case_id: row.value for row in app.open_store().results(run_id)}
+    assert values == {"paris": 1.0, "oslo-paris": 0.0, "hello": 1.0}  # two calls where one was allowed
+
+
+def test_a_bad_message_in_an_inspect_log_names_its_line_and_field(app, tmp_path):
+    data = json.loads(INSPECT_AGENT_JSON.read_text())
+    sample = next(s for s in data["samples"] if s["id"] == "oslo-paris")
+    sample["messages"][3]["tool_call_id"] = "nobody-called-this"
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(data, indent=2))
+    result = invoke(app, "run", path, "--format", "inspect", "-s", "exact_match")
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"Error: {path}:") and "field 'messages[3].tool_call_id'" in line
+    assert "'nobody-called-this', which no earlier tool call has as its id" in line
+    assert stored_runs(app) == []
