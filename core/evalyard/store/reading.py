@@ -195,7 +195,8 @@ def _chunks(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
 
 
 def cases_by_id(store, run, case_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Content, candidate and position of the given cases (a bounded list), by id."""
+    """Content, candidate and position of the given cases (a bounded list), by id; a case's
+    ``dialogue`` holds the conversation its run generated, when the run generated one."""
     out: dict[str, dict[str, Any]] = {}
     with store.engine.connect() as connection:
         for chunk in _chunks(list(case_ids)):
@@ -207,12 +208,14 @@ def cases_by_id(store, run, case_ids: Sequence[str]) -> dict[str, dict[str, Any]
                 out[row.case_id] = {"position": row.position, "input": row.input, "reference": row.reference,
                                     "context": list(row.context or []), "metadata": dict(row.case_metadata or {}),
                                     "candidate": None, "dialogue": dict(row.dialogue or {})}
-            for case_id, text in connection.execute(
-                select(CandidateRow.case_id, CandidateRow.text)
+            for case_id, text, generated in connection.execute(
+                select(CandidateRow.case_id, CandidateRow.text, CandidateRow.dialogue)
                 .where(CandidateRow.run_id == run.id, CandidateRow.case_id.in_(chunk))
             ):
                 if case_id in out:
                     out[case_id]["candidate"] = text
+                    if generated:  # a generated conversation is what the run's scorers judged
+                        out[case_id]["dialogue"].update(generated)
     return out
 
 
