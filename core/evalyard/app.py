@@ -506,8 +506,11 @@ class Application:
         if epochs > 1:
             run_settings["epochs"] = epochs
         prepared = prepare_scorers(specs, registry, executor or loaded.executor)
-        if generator is None and loaded.generator is not None:
-            generator, generator_config = loaded.generator
+        if generator is None and (loaded.generator is not None or generator_config):
+            # `--model` (and a grid's cell) names the model under test: it configures the suite's
+            # own generator (a conversation generator, say), else the `model` generator
+            named, defaults = loaded.generator or ("model", {})
+            generator, generator_config = named, {**defaults, **(generator_config or {})}
         prepared_generator = prepare_generator(generator, generator_config or {}, registry) if generator else None
         set_up(runtime, prepared, prepared_generator)
         run_settings["judge_model"] = runtime.chosen_judge_model  # a plugin's default, once judges asked for one

@@ -202,7 +202,7 @@ def _run_cell(app, base: RunRequest, cell: Cell, index: int, name: str, experime
                              on_progress=base.on_progress, on_start=base.on_start)
         return app.run(request)
     config = {"model": cell.model, **({"prompt": cell.prompt} if cell.prompt else {}), **dict(cell.params)}
-    request = dataclasses.replace(base, generator="model", generator_config=config, name=f"{name}/{cell.label}",
+    request = dataclasses.replace(base, generator=None, generator_config=config, name=f"{name}/{cell.label}",
                                   max_cost=cap, run_to_cap=cap is not None or base.run_to_cap, on_start=started,
                                   outputs=[(output, _cell_target(target, index)) for output, target in base.outputs])
     return app.run(request)
@@ -225,7 +225,7 @@ def _forecast(app, base: RunRequest, cells: list[Cell], name: str, existing: dic
             request = RunRequest(resume=existing[index], db=base.db, concurrency=base.concurrency,
                                  executor=base.executor, forecast_only=True)
         else:
-            request = dataclasses.replace(base, generator="model", generator_config=config, forecast_only=True,
+            request = dataclasses.replace(base, generator=None, generator_config=config, forecast_only=True,
                                           max_cost=None, run_to_cap=False)
         forecast = app.run(request).forecast
         lines.append({"cell": index, "label": cell.label, "forecast": forecast})

@@ -62,8 +62,8 @@ class RunRequest:
     def check(self) -> None:
         """Refuse a request that contradicts itself, before anything is read or stored."""
         if self.resume and self.suite is None and (
-                self.scorers or self.generator or self.max_cost is not None or self.format or self.field_map
-                or self.batch or self.calibrated):
+                self.scorers or self.generator or self.generator_config or self.max_cost is not None
+                or self.format or self.field_map or self.batch or self.calibrated):
             raise InputError("--resume RUN_ID continues a run with its own suite, scorers, generator and limits: "
                              "give the run id alone, or repeat the run's whole command (SUITE and its options) "
                              "with --resume")

@@ -190,8 +190,8 @@ def _generator_choice(generator: str | None, models: tuple[str, ...], prompts: t
         raise CLIError("--prompt and --param set the generation of --model MODEL: give the model too")
     if models and generator:
         raise CLIError("give either --model or --generator, not both")
-    if models and not grid:
-        name, config = "model", {"model": models[0], **({"prompt": prompts[0]} if prompts else {})}
+    if models and not grid:  # no name: the suite's own generator gets the model, else `model` does
+        name, config = None, {"model": models[0], **({"prompt": prompts[0]} if prompts else {})}
     return name, config
 
 

@@ -224,3 +224,28 @@ def test_a_suite_generator_that_is_not_a_name_is_refused_with_its_line(app, tmp_
     assert result.exit_code == 2
     assert f"{suite}:4: field 'generator': expected NAME[:key=value,...] or a mapping" in result.output
     assert not (tmp_path / "runs.db").exists()
+
+
+def test_a_grid_compares_models_playing_the_suites_conversations(app, tmp_path, weather):
+    """-m A -m B names the models under test: the suite's conversation generator plays each cell."""
+    data, rules = weather
+    careless = write(tmp_path / "careless.yaml", ASSISTANT_RULES.replace("{city: Oslo}", "{city: Bergen}"))
+    suite = write(tmp_path / "suite.yaml", f"""
+name: weather-grid
+data: {data}
+generator: {{name: agent/conversation, max_steps: 3}}
+scorers: [agent/tool_calls]
+""")
+    db = tmp_path / "runs.db"
+    result = invoke(app, "run", suite, "--db", f"sqlite:///{db}", "--json",
+                    "-m", f"scripted/{rules}", "-m", f"scripted/{careless}")
+    assert result.exit_code == 0, result.output
+    cells = json.loads(result.stdout)["comparison"]["cells"]
+    assert [c["scorers"]["agent/tool_calls"]["mean"] for c in cells] == [0.5, 0.0]
+    for cell, model in zip(cells, (rules, careless)):
+        shown = json.loads(invoke(app, "runs", "show", cell["run_id"], "--db", f"sqlite:///{db}", "--json").output)
+        assert shown["generator"]["name"] == "agent/conversation"
+        config = shown["generator"]["config"]
+        assert (config["max_steps"], config["model"]) == (3, f"scripted/{model}")
+    single = invoke(app, "run", suite, "--db", f"sqlite:///{db}", "--json", "--model", f"scripted/{careless}")
+    assert json.loads(single.stdout)["scorers"]["agent/tool_calls"]["mean"] == 0.0
