@@ -262,6 +262,8 @@ class SimulatedUserGenerator(_Player):
         text = completion.text.strip()
         for label in ("User:", "user:"):  # a label the model wrote anyway is not part of the message
             text = text.removeprefix(label).strip()
+        if len(text) > 1 and text[0] == text[-1] == '"' and '"' not in text[1:-1]:  # written as a quotation
+            text = text[1:-1].strip()
         return text
 
     def _stops(self, said: str) -> bool:

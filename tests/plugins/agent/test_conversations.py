@@ -156,8 +156,8 @@ def test_epochs_keep_each_conversation(app, tmp_path, weather):
 SIMULATED_RULES = """
 - {template: agent/simulated_user, regex: "(?s)User: Two seats.*Assistant: Booked", content: "DONE."}
 - {template: agent/simulated_user, regex: "Assistant: How many", content: "Two seats, please."}
-- {template: agent/simulated_user, contains: "has not started", regex: "a nervous flyer", content: "User: I want to fly to Rome."}
-- {template: agent/simulated_user, contains: "has not started", content: "Hi."}
+- {template: agent/simulated_user, contains: "has not started: write", regex: "a nervous flyer", content: "User: I want to fly to Rome."}
+- {template: agent/simulated_user, contains: "has not started: write", content: "Hi."}
 - {template: agent/simulated_user, content: "Hello?"}
 - {contains: "Two seats", content: "Booked: two seats to Rome."}
 - {contains: "fly to Rome", content: "How many seats?"}
