@@ -110,3 +110,16 @@ def docs_module(name: str):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
     return importlib.import_module(name)
+
+
+def count_rows(db, table) -> int:
+    """Rows of ``table`` in the SQLite file ``db`` (0 before the file or the table exists)."""
+    import sqlite3
+
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as con:
+        try:
+            return con.execute(f"select count(*) from {table}").fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalyard.cli import cli
+from testutil import count_rows
 
 QUESTIONS = {f"q{i}": (f"What is {i} times 3?", str(3 * i)) for i in range(5)}
 
@@ -118,19 +119,6 @@ def test_a_suite_file_sets_epochs_and_reducers(call_log, app, suite, noisy, tmp_
     bad = invoke(app, "run", path, "-m", model)
     assert bad.exit_code == 2 and f"{path}:5" in bad.output and "scorers.contains.reducer" in bad.output
     assert "needs k" in bad.output
-
-
-def count_rows(db, table) -> int:
-    """Rows of ``table`` in the SQLite file ``db`` (0 before the file or the table exists)."""
-    import sqlite3
-
-    if not db.exists():
-        return 0
-    with sqlite3.connect(db) as con:
-        try:
-            return con.execute(f"select count(*) from {table}").fetchone()[0]
-        except sqlite3.OperationalError:
-            return 0
 
 
 def test_kill_9_mid_run_then_resume_keeps_every_trial_once(tmp_path, suite, rules, cli_env, evalyard_exe,

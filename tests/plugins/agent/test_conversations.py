@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from testutil import write
+from testutil import count_rows, write
 from evalyard.cli import cli
 
 WEATHER_TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -249,3 +249,48 @@ scorers: [agent/tool_calls]
         assert (config["max_steps"], config["model"]) == (3, f"scripted/{model}")
     single = invoke(app, "run", suite, "--db", f"sqlite:///{db}", "--json", "--model", f"scripted/{careless}")
     assert json.loads(single.stdout)["scorers"]["agent/tool_calls"]["mean"] == 0.0
+
+
+def test_kill_9_mid_generation_then_resume_keeps_every_conversation_once(tmp_path, cli_env, evalyard_exe,
+                                                                          isolated_home):
+    """Conversations being generated when the run is killed with SIGKILL: the resumed run stores
+    every conversation once and asks the provider again for at most the call in flight."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    cases = [recorded(f"c{n:02d}", f"What is the weather in Oslo? ({n})", "Oslo", "14C rain") for n in range(12)]
+    data = write(tmp_path / "chats.jsonl", "\n".join(json.dumps(c) for c in cases))
+    rules = write(tmp_path / "slow.yaml", "\n".join(
+        line.rstrip("}") + ", delay_ms: 40}" for line in ASSISTANT_RULES.strip().splitlines()))
+    log = tmp_path / "calls.log"
+    env = {**cli_env, "EVALYARD_SCRIPTED_LOG": str(log)}
+    db = isolated_home / "evalyard.db"
+    command = [evalyard_exe, "run", str(data), "-s", "agent/tool_calls", "-j", "1", "--json",
+               "--generator", f"agent/conversation:model=scripted/{rules}"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+    def generated():
+        with sqlite3.connect(db) as con:
+            return con.execute("select count(*) from candidates where dialogue is not null").fetchone()[0]
+
+    deadline = time.monotonic() + 60
+    while (count_rows(db, "candidates") == 0 or generated() < 3) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be killed: make it slower"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert generated() < 12
+    with sqlite3.connect(db) as con:
+        run_id = con.execute("select id from runs").fetchone()[0]
+    done = subprocess.run([evalyard_exe, "run", "--resume", run_id, "--json"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scorers"]["agent/tool_calls"]["mean"] == 1.0
+    assert (generated(), count_rows(db, "results")) == (12, 12)
+    with sqlite3.connect(db) as con:
+        lengths = {len(json.loads(d)["messages"]) for (d,) in con.execute("select dialogue from candidates")}
+    assert lengths == {7}
+    answered = len(log.read_text().splitlines())
+    assert 3 * 12 <= answered <= 3 * 12 + 1  # three calls a conversation; at most the one in flight again
