@@ -123,3 +123,20 @@ def count_rows(db, table) -> int:
             return con.execute(f"select count(*) from {table}").fetchone()[0]
         except sqlite3.OperationalError:
             return 0
+
+
+def start_then_kill_9(command, env, ready, what="the run"):
+    """Start ``command`` in its own process group, wait (polling, a 60 s deadline) until
+    ``ready()`` holds, then kill the group with SIGKILL: an interrupted run as a crash leaves it."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not ready() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, f"{what} finished before it could be killed: make it slower"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalyard.cli import cli
-from testutil import count_rows
+from testutil import count_rows, start_then_kill_9
 
 QUESTIONS = {f"q{i}": (f"What is {i} times 3?", str(3 * i)) for i in range(5)}
 
@@ -125,11 +125,8 @@ def test_kill_9_mid_run_then_resume_keeps_every_trial_once(tmp_path, suite, rule
                                                             isolated_home):
     """A run with epochs killed with SIGKILL while generating resumes: every (case, epoch) output
     and every (case, epoch, scorer) trial exactly once, each case reduced once."""
-    import os
-    import signal
     import sqlite3
     import subprocess
-    import time
 
     log = tmp_path / "calls.log"
     model = rules([{"contains": q, "content": f"It is {a}.", "delay_ms": 40} for q, a in QUESTIONS.values()],
@@ -141,13 +138,7 @@ def test_kill_9_mid_run_then_resume_keeps_every_trial_once(tmp_path, suite, rule
         return count_rows(db, table)
 
     command = [evalyard_exe, "run", suite, "-s", "contains", "-m", model, "--epochs", "4", "-j", "1", "--json"]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while count("trial_outputs") < 6 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run finished before it could be killed: make it slower"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+    start_then_kill_9(command, env, lambda: count("trial_outputs") >= 6)
     with sqlite3.connect(db) as con:
         run_id = con.execute("select id from runs").fetchone()[0]
     done = subprocess.run([evalyard_exe, "run", "--resume", run_id, "--json"], env=env, capture_output=True, text=True,
@@ -235,11 +226,8 @@ def test_kill_9_mid_grid_then_resume_experiment_keeps_every_cell_and_trial_once(
                                                                                  evalyard_exe, isolated_home):
     """A grid of two models with epochs killed with SIGKILL while its cells run; `run --resume
     EXPERIMENT` finishes it: one run per cell, every (cell, case, epoch) output and trial once."""
-    import os
-    import signal
     import sqlite3
     import subprocess
-    import time
 
     slow = [rules([{"contains": q, "content": f"It is {a}.", "delay_ms": 30} for q, a in QUESTIONS.values()],
                   name=f"slow{n}") for n in range(2)]
@@ -250,14 +238,8 @@ def test_kill_9_mid_grid_then_resume_experiment_keeps_every_cell_and_trial_once(
 
     command = [evalyard_exe, "run", suite, "-s", "contains", "-m", slow[0], "-m", slow[1], "--epochs", "3", "-j", "1",
                "--json"]
-    proc = subprocess.Popen(command, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    deadline = time.monotonic() + 60
-    while count("trial_outputs") < 3 * len(QUESTIONS) + 2 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)  # polling for the second cell's first outputs
-    assert proc.poll() is None, "the grid finished before it could be killed: make it slower"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+    # killed once the second cell has its first outputs
+    start_then_kill_9(command, cli_env, lambda: count("trial_outputs") >= 3 * len(QUESTIONS) + 2, "the grid")
     with sqlite3.connect(db) as con:
         experiment = con.execute("select id from experiments").fetchone()[0]
     done = subprocess.run([evalyard_exe, "run", "--resume", experiment, "--json"], env=cli_env, capture_output=True,

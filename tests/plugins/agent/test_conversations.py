@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from testutil import count_rows, write
+from testutil import count_rows, start_then_kill_9, write
 from evalyard.cli import cli
 
 WEATHER_TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -255,10 +255,7 @@ def test_kill_9_mid_generation_then_resume_keeps_every_conversation_once(tmp_pat
                                                                           isolated_home):
     """Conversations being generated when the run is killed with SIGKILL: the resumed run stores
     every conversation once and asks the provider again for at most the call in flight."""
-    import os
-    import signal
     import subprocess
-    import time
 
     cases = [recorded(f"c{n:02d}", f"What is the weather in Oslo? ({n})", "Oslo", "14C rain") for n in range(12)]
     data = write(tmp_path / "chats.jsonl", "\n".join(json.dumps(c) for c in cases))
@@ -269,18 +266,12 @@ def test_kill_9_mid_generation_then_resume_keeps_every_conversation_once(tmp_pat
     db = isolated_home / "evalyard.db"
     command = [evalyard_exe, "run", str(data), "-s", "agent/tool_calls", "-j", "1", "--json",
                "--generator", f"agent/conversation:model=scripted/{rules}"]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
     def generated():
         with sqlite3.connect(db) as con:
             return con.execute("select count(*) from candidates where dialogue is not null").fetchone()[0]
 
-    deadline = time.monotonic() + 60
-    while (count_rows(db, "candidates") == 0 or generated() < 3) and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run finished before it could be killed: make it slower"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+    start_then_kill_9(command, env, lambda: count_rows(db, "candidates") > 0 and generated() >= 3)
     assert generated() < 12
     with sqlite3.connect(db) as con:
         run_id = con.execute("select id from runs").fetchone()[0]
