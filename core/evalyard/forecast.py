@@ -553,6 +553,9 @@ class Forecaster:
         for line in lines:
             if line.kind == "scorer":
                 self.estimate_unplanned(line, prepared[line.name])
+            elif line.unplanned:  # a conversation's calls depend on the answers (tool rounds, turns)
+                line.notes.append(f"{line.unplanned} cases: this generator's calls depend on the model's answers, "
+                                  "so they are not known before it runs: calls, tokens and cost unknown")
             out_lines.append(self._line(line, prepared.get(line.name)))
         totals = _totals(out_lines)
         startup = [(what, s) for what, s in self._startup_seconds()

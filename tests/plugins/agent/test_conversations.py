@@ -285,3 +285,14 @@ def test_kill_9_mid_generation_then_resume_keeps_every_conversation_once(tmp_pat
     assert lengths == {7}
     answered = len(log.read_text().splitlines())
     assert 3 * 12 <= answered <= 3 * 12 + 1  # three calls a conversation; at most the one in flight again
+
+
+def test_the_plan_says_a_conversations_calls_are_not_known_before_it_runs(app, tmp_path, weather):
+    data, rules = weather
+    result = invoke(app, "run", data, "--db", f"sqlite:///{tmp_path / 'runs.db'}", "--plan", "--json",
+                    "-s", "agent/tool_calls", "--generator", f"agent/conversation:model=scripted/{rules}")
+    assert result.exit_code == 0, result.output
+    line = next(line for line in json.loads(result.stdout)["plan"]["lines"] if line["kind"] == "generator")
+    assert line["notes"] == ["2 cases: this generator's calls depend on the model's answers, so they are not known "
+                             "before it runs: calls, tokens and cost unknown"]
+    assert not (tmp_path / "runs.db").exists() or count_rows(tmp_path / "runs.db", "runs") == 0
