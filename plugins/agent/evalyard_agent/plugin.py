@@ -2,14 +2,21 @@
 
 from evalyard import hookimpl
 
+from .judged import SCORERS as JUDGED, TEMPLATE_DIR
 from .tool_call_accuracy import ToolCallAccuracy
 from .tool_calls import ToolCalls
 from .trajectory_match import TrajectoryMatch
 
-SCORERS = (ToolCalls, TrajectoryMatch, ToolCallAccuracy)
+SCORERS = (ToolCalls, TrajectoryMatch, ToolCallAccuracy, *JUDGED)
 
 
 @hookimpl
 def register_scorers(register):
     for scorer in SCORERS:
         register(scorer)
+
+
+@hookimpl
+def register_prompt_templates(register):
+    # named agent/<file stem>; a user's own agent/<stem>.jinja overrides one
+    register(TEMPLATE_DIR)
