@@ -78,15 +78,12 @@ class ConversationJudge(PromptScorer):
         judgement.require(stem, usage)
         return judgement.answer, usage + judgement.usage
 
-    async def verdicts(self, case_id: str, asks: list[tuple[dict[str, Any], dict[str, Any]]],
-                       stem: str | None = None) -> tuple[list[dict[str, Any]], Usage, str | None]:
-        """Yes/no judgements, one per ``(verdict fields, template metadata)``, asked together with
-        the scorer's options (samples, logprobs, reasoning): the verdicts, their usage, and the
-        first error (None when every one was read)."""
-        template = self.step_template(stem) if stem else None
-        overrides = {"template": template, "answer": None} if template is not None else {}
-        judgements = await asyncio.gather(*(self.judge(Case(id=case_id, metadata=metadata), **overrides)
-                                            for _, metadata in asks))
+    async def verdicts(self, case_id: str, asks: list[tuple[dict[str, Any], dict[str, Any]]]
+                       ) -> tuple[list[dict[str, Any]], Usage, str | None]:
+        """Yes/no judgements with the scorer's own template, one per ``(verdict fields, template
+        metadata)``, asked together with the scorer's options (samples, logprobs, reasoning): the
+        verdicts, their usage, and the first error (None when every one was read)."""
+        judgements = await asyncio.gather(*(self.judge(Case(id=case_id, metadata=metadata)) for _, metadata in asks))
         usage, out, error = Usage(), [], None
         for (fields, _), judgement in zip(asks, judgements):
             usage = usage + judgement.usage
@@ -100,7 +97,7 @@ class ConversationJudge(PromptScorer):
 
     @staticmethod
     def describe(fields: dict[str, Any]) -> str:
-        return f"message {fields['message']}" if "message" in fields else "intention"
+        return f"message {fields['message']}" if "message" in fields else f"intention {fields['intention']!r}"
 
     @staticmethod
     def reduced(verdicts: list[dict[str, Any]], usage: Usage, error: str | None, details: dict[str, Any]) -> Score:
