@@ -181,19 +181,19 @@ def _columns(case_ids: list[str], names: list[str], rows) -> tuple[dict[str, dic
 
 def _table(scorers: list[dict[str, Any]], cases: list[Any], columns: dict[str, Any]) -> dict[str, Any]:
     """The page's JSON payload: scorers, case fields as columns, results as columns."""
-    return {
-        "scorers": [{"name": s["name"], "threshold": s["threshold"], "higher_is_better": s["higher_is_better"]}
-                    for s in scorers],
-        "cases": {
-            "id": [c.id for c in cases],
-            "input": [c.input for c in cases],
-            "candidate": [c.candidate for c in cases],
-            "reference": [c.reference for c in cases],
-            "context": [c.context or None for c in cases],
-            "metadata": [c.metadata or None for c in cases],
-        },
-        "results": columns,
+    fields = {
+        "id": [c.id for c in cases],
+        "input": [c.input for c in cases],
+        "candidate": [c.candidate for c in cases],
+        "reference": [c.reference for c in cases],
+        "context": [c.context or None for c in cases],
+        "metadata": [c.metadata or None for c in cases],
     }
+    if any(c.messages for c in cases):  # a conversation's turns, only in runs that have them
+        fields["messages"] = [c.messages or None for c in cases]
+    return {"scorers": [{"name": s["name"], "threshold": s["threshold"], "higher_is_better": s["higher_is_better"]}
+                        for s in scorers],
+            "cases": fields, "results": columns}
 
 
 def gather_run(store, run) -> dict[str, Any]:

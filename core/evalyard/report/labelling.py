@@ -59,6 +59,7 @@ def page_cases(store, run, entry: dict[str, Any], picks: list) -> list[dict[str,
         stored = labels.get(case.id)
         shown.append({"id": case.id, "why": pick.why, "input": _cut(case.input), "candidate": _cut(case.candidate),
                       "reference": _cut(case.reference), "context": [_cut(c) for c in case.context],
+                      "messages": case.messages,
                       "verdict": _verdict(verdicts.get(case.id)),
                       "label": stored and {"label": stored["label"], "labeller": stored["labeller"]}})
     return shown
@@ -80,7 +81,7 @@ def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller
     cases = page_cases(store, run, entry, picks)
     offered = {case["id"] for case in cases}
     css = assets()[0]
-    js, script_hash = script("label.js")
+    js, script_hash = script("conversation.js", "label.js")
     policy = (f"default-src 'none'; script-src '{script_hash}'; style-src 'unsafe-inline'; img-src data:; "
               "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'")
 

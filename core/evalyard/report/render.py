@@ -33,13 +33,14 @@ def environment():
 def assets() -> tuple[str, str, str]:
     """(css, js, the CSP source that allows exactly this script and no other)."""
     css = (HERE / "assets" / "report.css").read_text(encoding="utf-8")
-    return (css, *script("report.js"))
+    return (css, *script("conversation.js", "report.js"))
 
 
 @lru_cache(maxsize=4)
-def script(name: str) -> tuple[str, str]:
-    """An asset script and the CSP source that allows exactly it and no other."""
-    js = (HERE / "assets" / name).read_text(encoding="utf-8")
+def script(*names: str) -> tuple[str, str]:
+    """Asset scripts as one (the page's only script), and the CSP source that allows exactly it
+    and no other."""
+    js = "\n".join((HERE / "assets" / name).read_text(encoding="utf-8") for name in names)
     digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode()
     return js, f"sha256-{digest}"
 

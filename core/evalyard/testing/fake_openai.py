@@ -58,6 +58,11 @@ class FakeServerConfig:
     #: Prompt cache as OpenAI's: a prompt's longest word prefix shared with an earlier prompt counts as
     #: cached tokens (``usage.prompt_tokens_details.cached_tokens``) from this many on, in steps of 128.
     prompt_cache_min: int = 1024
+    #: A scripted model's rules file (``evalyard.testing.scripted``): the first rule whose
+    #: ``contains`` / ``regex`` match the prompt (its messages' contents joined by blank lines)
+    #: gives the reply, over HTTP, so another program's client gets the very answers evalyard's
+    #: judge gets (a parity test); a prompt no rule matches is a 400 naming it.
+    rules: str | None = None
 
 
 @dataclass
@@ -127,6 +132,7 @@ class FakeOpenAI:
         self.files: dict[str, tuple[str, bytes]] = {}  # id -> (filename, content)
         self._prompts: list[list[str]] = []  # earlier prompts' words, for the prompt cache
         self.batches: dict[str, _Batch] = {}
+        self._rules: list[Any] | None = None
 
     # -- HTTP --------------------------------------------------------------
     async def handle_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -186,8 +192,23 @@ class FakeOpenAI:
         if fault is not None:
             self.stats.faults[fault] += 1
             return await self.fault_response(fault)
+        reply = None
+        if self.config.rules is not None:
+            reply = self.scripted_reply(request)
+            if reply is None:
+                prompt = _prompt_text(request)
+                return 400, {}, json.dumps({"error": {"message": f"no rule matches the prompt: {prompt[:300]}"}}).encode()
         self.stats.answered += 1
-        return 200, {}, json.dumps(self.completion(request)).encode()
+        return 200, {}, json.dumps(self.completion(request, reply)).encode()
+
+    def scripted_reply(self, request: dict[str, Any]) -> str | None:
+        from .scripted import load_rules
+
+        if self._rules is None:
+            self._rules = load_rules(self.config.rules)
+        prompt = _prompt_text(request)
+        rule = next((r for r in self._rules if r.matches(prompt, None)), None)
+        return None if rule is None else rule.content
 
     def pick_fault(self, body: bytes) -> str | None:
         config = self.config
@@ -342,13 +363,15 @@ class FakeOpenAI:
                 "request_counts": dict(batch.counts), "metadata": batch.metadata}
 
     # -- the model ---------------------------------------------------------
-    def completion(self, request: dict[str, Any]) -> dict[str, Any]:
+    def completion(self, request: dict[str, Any], reply: str | None = None) -> dict[str, Any]:
         messages = request.get("messages") or []
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
         u = _unit(self.config.seed, prompt)
         response_format = request.get("response_format") or {}
         schema = (response_format.get("json_schema") or {}).get("schema")
-        if schema:
+        if reply is not None:
+            content = reply
+        elif schema:
             content = json.dumps(_example_for(schema, u))
         elif response_format.get("type") == "json_object":
             content = json.dumps({"answer": "yes" if u < 0.5 else "no"})
@@ -406,6 +429,17 @@ class FakeOpenAI:
             out.append({"token": token, "logprob": 0.0, "bytes": None,
                         "top_logprobs": [{"token": token, "logprob": 0.0, "bytes": None}] if top else []})
         return out
+
+
+def _prompt_text(request: dict[str, Any]) -> str:
+    """A request's prompt as the scripted model's rules see it: the contents joined by blank lines."""
+    parts = []
+    for message in request.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        parts.append(str(content or ""))
+    return "\n\n".join(parts)
 
 
 def _not_found(message: str) -> tuple[int, dict, bytes]:
@@ -517,6 +551,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--retry-after", type=float, default=0.0, help="Retry-After seconds sent with a 429")
     parser.add_argument("--hang-s", type=float, default=30.0, help="how long a timeout fault holds a request")
     parser.add_argument("--reply", default=None, help="fixed reply text (default: yes or no by prompt)")
+    parser.add_argument("--rules", default=None, help="reply by a scripted model's rules file (YAML or JSONL)")
     parser.add_argument("--batch-delay-s", type=float, default=0.0, help="Batch API: seconds until a batch is done")
     parser.add_argument("--batch-fail-rate", type=float, default=0.0,
                         help="Batch API: share of a batch's requests that fail (0..1)")
@@ -526,7 +561,7 @@ def main(argv: list[str] | None = None) -> None:
     config = FakeServerConfig(latency_ms=args.latency_ms, fault_rate=args.fault_rate, faults=args.faults,
                               seed=args.seed, retry_after=args.retry_after, hang_s=args.hang_s, reply=args.reply,
                               batch_delay_s=args.batch_delay_s, batch_fail_rate=args.batch_fail_rate,
-                              batch_expire_after=args.batch_expire_after)
+                              batch_expire_after=args.batch_expire_after, rules=args.rules)
     try:
         asyncio.run(serve(config, args.port))
     except KeyboardInterrupt:

@@ -1,15 +1,14 @@
 """The evalyard plugin entry point (``[project.entry-points.evalyard] agent``)."""
 
-from pathlib import Path
-
 from evalyard import hookimpl
 
 from .conversation import ConversationGenerator, SimulatedUserGenerator
+from .judged import SCORERS as JUDGED, TEMPLATE_DIR
 from .tool_call_accuracy import ToolCallAccuracy
 from .tool_calls import ToolCalls
 from .trajectory_match import TrajectoryMatch
 
-SCORERS = (ToolCalls, TrajectoryMatch, ToolCallAccuracy)
+SCORERS = (ToolCalls, TrajectoryMatch, ToolCallAccuracy, *JUDGED)
 
 
 @hookimpl
@@ -26,4 +25,6 @@ def register_generators(register):
 
 @hookimpl
 def register_prompt_templates(register):
-    register(Path(__file__).parent / "prompts")  # agent/simulated_user
+    # named agent/<file stem> (the judges' steps, the simulated user); a user's own
+    # agent/<stem>.jinja overrides one
+    register(TEMPLATE_DIR)

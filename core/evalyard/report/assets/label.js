@@ -28,6 +28,12 @@
     var c = cases[at];
     $("label-id").textContent = c.id + (c.why ? "  [" + c.why + "]" : "");
     $("label-input").textContent = c.input || "";
+    $("label-input-box").hidden = !c.input && !!c.messages;
+    $("label-candidate-box").hidden = c.candidate === null && !!c.messages;
+    var turns = $("label-conversation");
+    while (turns.firstChild) turns.removeChild(turns.firstChild);
+    $("label-conversation-box").hidden = !c.messages;
+    if (c.messages) turns.appendChild(evalyardConversation.render(c.messages, []));
     $("label-candidate").textContent = c.candidate === null ? "(no candidate)" : c.candidate;
     $("label-reference-box").hidden = c.reference === null || c.reference === undefined;
     $("label-reference").textContent = c.reference || "";

@@ -293,9 +293,17 @@
       document.getElementById("cv-title").textContent = "Case " + C.id[i];
       cvBody.textContent = "";
       if (C.input[i] != null) cvBody.appendChild(field("input", textBlock(C.input[i])));
+      var messages = C.messages && C.messages[i];
+      if (messages) {
+        // the turns, with each judge's per-turn verdicts (details.turns) beside the message it judged
+        var judged = S.map(function (s) { return { name: s.name, details: R[s.name].d[i] }; });
+        var turns = field("conversation", evalyardConversation.render(messages, judged));
+        turns.id = "cv-conversation";
+        cvBody.appendChild(turns);
+      }
       if (B) {
         cvBody.appendChild(el("div", { cls: "two-col" }, [field("candidate (base)", textBlock(B.candidate[i])), field("candidate", textBlock(C.candidate[i]))]));
-      } else cvBody.appendChild(field("candidate", textBlock(C.candidate[i])));
+      } else if (!messages || C.candidate[i] != null) cvBody.appendChild(field("candidate", textBlock(C.candidate[i])));
       if (C.reference[i] != null) cvBody.appendChild(field("reference", textBlock(C.reference[i])));
       if (C.context[i] && C.context[i].length) {
         cvBody.appendChild(field("context", el("ol", { cls: "context" }, C.context[i].map(function (p) { return el("li", null, [textBlock(p)]); }))));
