@@ -433,13 +433,9 @@ class FakeOpenAI:
 
 def _prompt_text(request: dict[str, Any]) -> str:
     """A request's prompt as the scripted model's rules see it: the contents joined by blank lines."""
-    parts = []
-    for message in request.get("messages") or []:
-        content = message.get("content")
-        if isinstance(content, list):
-            content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        parts.append(str(content or ""))
-    return "\n\n".join(parts)
+    from .scripted import prompt_text
+
+    return prompt_text(request.get("messages") or [])
 
 
 def _not_found(message: str) -> tuple[int, dict, bytes]:
