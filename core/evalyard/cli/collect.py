@@ -51,10 +51,12 @@ class Collector:
         from ..otlp_in import _Source, genai_only, records_of
 
         # checked as --format otel will read it, so a bad request is refused now, not at the run
-        counted = list(records_of(request, _Source("request", self.requests + 1, "request")))
+        where = _Source("request", self.requests + 1, "request")
+        list(records_of(request, where))
         kept = genai_only(request)
         if kept is None:
             return
+        counted = list(records_of(kept, where))
         line = json.dumps(kept, separators=(",", ":")) + "\n"
         with self.lock:
             self.handle.write(line)
