@@ -186,7 +186,7 @@ def collect(output, host, port, token, max_body):
     if generated:
         click.echo(f"token: {token}")
     click.echo(f"  OTEL_EXPORTER_OTLP_ENDPOINT={address} "
-               f"OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20{'$' + TOKEN_ENV if not generated else token}")
+               f"OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20{token if generated else 'TOKEN'}")
     try:
         while not stop.wait(0.5):
             pass
