@@ -95,7 +95,9 @@ def protobuf_to_json(body: bytes, signal: str) -> dict[str, Any]:
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest as Request
     else:
         from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest as Request
-    return hex_ids(MessageToDict(Request.FromString(body), use_integers_for_enums=True))
+    request = hex_ids(MessageToDict(Request.FromString(body), use_integers_for_enums=True))
+    request.setdefault("resourceSpans" if signal == "traces" else "resourceLogs", [])  # empty, but a request
+    return request
 
 
 # -- records --------------------------------------------------------------------------------------
@@ -324,10 +326,14 @@ def cases_of_trace(trace_id: str, records: list[tuple[str, str, str, dict[str, A
     the whole trace."""
     spans: dict[str, tuple[str, dict[str, Any]]] = {}
     events: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    seen: set[str] = set()
     for kind, span_id, origin, record in records:
         if kind == "span":
-            spans[span_id] = (origin, record)
-        else:
+            spans[span_id] = (origin, record)  # a span sent twice (an exporter's retry) is one call
+            continue
+        key = json.dumps([span_id, {k: v for k, v in record.items() if k != "at"}], sort_keys=True)
+        if key not in seen:  # and an event sent twice is one message
+            seen.add(key)
             events.setdefault(span_id, []).append((origin, record))
     calls = sorted(((record["start"], span_id, origin, record) for span_id, (origin, record) in spans.items()
                     if _is_model_call(record["attributes"])), key=lambda item: (item[0], item[1]))

@@ -176,5 +176,5 @@ def test_collect_refuses_requests_without_its_token_and_stores_nothing(cli_env, 
         stopped = collect.stop()
     finally:
         collect.kill()
-    assert stopped.startswith("stopped: 2 requests, 2 GenAI spans")
+    assert stopped.startswith("stopped: 2 request(s) stored, 2 GenAI spans")
     assert [json.loads(line) for line in collected.read_text().splitlines()] == [json.loads(body)] * 2

@@ -133,7 +133,7 @@ def test_one_case_per_trace(app, tmp_path):
 
 
 def test_messages_as_log_events_joined_by_trace_and_span(app, tmp_path):
-    path = write_jsonl(tmp_path / "t.jsonl", EVENT_SHAPE)
+    path = write_jsonl(tmp_path / "t.jsonl", EVENT_SHAPE * 2)  # sent twice (an exporter's retry): one case
     (case,) = read_cases(app, path, "otel")
     assert case.messages == [{"role": "system", "content": "You greet."}, {"role": "user", "content": "Say hi"},
                              {"role": "assistant", "content": "Hi!"}]
@@ -207,3 +207,13 @@ def test_bad_input_is_one_line_exit_2_nothing_stored(app, tmp_path, name):
     assert words in message
     runs = run(app, "runs", "list", "--json")
     assert json.loads(runs.stdout or "[]") == []
+
+
+def test_a_protobuf_record_cut_short_is_named_by_its_number(app, tmp_path):
+    path = tmp_path / "cut.otlp.pb"
+    path.write_bytes(struct.pack(">I", 0) + struct.pack(">I", 500) + b"\x0a\x02")  # record 2: 2 of 500 bytes
+    result = run(app, "run", path, "-s", "json_valid")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [f"Error: {path}:2: record 2 is cut short (expected 500 bytes "
+                                                  "after its 4-byte length)"]
+    assert json.loads(run(app, "runs", "list", "--json").stdout or "[]") == []

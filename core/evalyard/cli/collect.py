@@ -196,7 +196,7 @@ def collect(output, host, port, token, max_body):
         collector.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    click.echo(f"stopped: {collector.requests} requests, {collector.spans} GenAI spans and "
+    click.echo(f"stopped: {collector.requests} request(s) stored, {collector.spans} GenAI spans and "
                f"{collector.events} events in {output}")
 
 
