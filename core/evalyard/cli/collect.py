@@ -32,6 +32,7 @@ from .options import CLIError
 
 SIGNALS = {"/v1/traces": "traces", "/v1/logs": "logs"}
 TOKEN_ENV = "EVALYARD_COLLECT_TOKEN"
+IDLE_S = 5.0
 
 
 class Collector:
@@ -74,6 +75,9 @@ class Collector:
 def make_handler(collector: Collector):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # An exporter keeps its connection open between requests; a stop waits for the handler
+        # threads, so an idle connection is closed after this many seconds instead of holding it.
+        timeout = IDLE_S
 
         def do_POST(self):  # noqa: N802 - http.server's name
             signal_name = SIGNALS.get(self.path.split("?")[0])
