@@ -86,8 +86,8 @@ def register_loaders(register, app):
     An iterator streams: a run reads the file more than once (a check pass, then the
     stored cases), a window at a time, so a file of millions of cases never sits in memory;
     each call must start from the beginning. It raises ``evalyard.InputError`` naming file,
-    line and field on bad input. ``jsonl``, ``json`` and ``csv`` are built-ins (``jsonl`` and
-    ``csv`` stream).
+    line and field on bad input. ``jsonl``, ``json``, ``csv``, ``otel`` and ``otel-trace``
+    (OpenTelemetry GenAI traces) are built-ins (all but ``json`` stream).
     """
 
 

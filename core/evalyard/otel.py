@@ -5,7 +5,9 @@
   95% confidence interval, count, errors, pass rate (``evalyard.scorer.<name>.mean``,
   ``.ci95.lower``, ``.ci95.upper``...).
 - Each result is one event ``gen_ai.evaluation.result`` (OpenTelemetry's GenAI semantic
-  conventions: an event is a log record with an event name) inside that span's trace:
+  conventions: an event is a log record with an event name) inside that span's trace, or, for a
+  case read from traces (``metadata.trace_id`` and ``metadata.span_id``), in the source span's
+  context: same trace id, parented to the model call it judges:
   ``gen_ai.evaluation.name`` (the scorer), ``gen_ai.evaluation.score.value``,
   ``gen_ai.evaluation.score.label`` (the scorer's label, else ``pass`` / ``fail`` against its
   threshold), ``gen_ai.evaluation.explanation`` (a judge's reasoning), ``error.type`` for a
@@ -175,6 +177,7 @@ def _export(store: "Store", run_id: str, endpoint: str, chunk: int, timeout: flo
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+    from .store.reading import source_spans
     from .version import __version__
 
     run = store.get_run(run_id)
@@ -206,16 +209,18 @@ def _export(store: "Store", run_id: str, endpoint: str, chunk: int, timeout: flo
         span.end(end_time=_nanoseconds(run.finished_at))
         if spans.failed:
             return 0, total, "span"
-        context = trace.set_span_in_context(span)
+        run_context = trace.set_span_in_context(span)
         logger = log_provider.get_logger("evalyard")
         done = 0
         for rows in _chunks(store, run.id, chunk):
+            sources = source_spans(store, run, [row.case_id for row in rows])
             for row in rows:
                 attributes = evaluation_attributes(row.scorer, row.value, row.label, row.passed, row.details,
                                                    row.error)
                 attributes.update({"evalyard.case.id": row.case_id, "evalyard.run.id": run.id})
-                logger.emit(timestamp=_nanoseconds(row.created_at), context=context, event_name=EVENT_NAME,
-                            attributes=attributes)
+                source = source_context(*sources[row.case_id]) if row.case_id in sources else None
+                logger.emit(timestamp=_nanoseconds(row.created_at), event_name=EVENT_NAME, attributes=attributes,
+                            context=source or run_context)
             log_provider.force_flush(int(timeout * 1000) * 2)
             if logs.failed:  # stop at the first refusal: the endpoint will not take the rest either
                 return done, total, "events"
@@ -224,6 +229,20 @@ def _export(store: "Store", run_id: str, endpoint: str, chunk: int, timeout: flo
     finally:
         log_provider.shutdown()
         trace_provider.shutdown()
+
+
+def source_context(trace_id: str, span_id: str) -> Any:
+    """The context of a case's source span (its ``metadata.trace_id`` / ``span_id``, hex), so its
+    evaluation events sit in the application's trace beside the model call they judge; the run's
+    None when the ids are not valid (the event then stays in the run's trace)."""
+    from opentelemetry import trace
+
+    try:
+        span_context = trace.SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=True,
+                                         trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED))
+    except ValueError:
+        return None
+    return trace.set_span_in_context(trace.NonRecordingSpan(span_context)) if span_context.is_valid else None
 
 
 class _Watched:

@@ -293,3 +293,19 @@ def paired_summary(store, base_id: str, new_id: str, scorer: str, *, higher_is_b
         "higher_is_better": higher_is_better,
         "worst_cases": [{"case_id": c, "base": b, "new": v, "delta": v - b} for c, b, v in worst_rows],
     }
+
+
+def source_spans(store, run, case_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """The source trace and span ids (``metadata.trace_id`` / ``metadata.span_id``, hex) of the
+    given cases (a bounded list) that carry both, by case id: the cases read from traces."""
+    out: dict[str, tuple[str, str]] = {}
+    with store.engine.connect() as connection:
+        for chunk in _chunks(list(dict.fromkeys(case_ids))):
+            for case_id, metadata in connection.execute(
+                select(CaseRow.case_id, CaseRow.case_metadata.label("case_metadata"))
+                .where(CaseRow.suite_id == run.suite_id, CaseRow.case_id.in_(chunk))
+            ):
+                trace_id, span_id = (metadata or {}).get("trace_id"), (metadata or {}).get("span_id")
+                if isinstance(trace_id, str) and isinstance(span_id, str):
+                    out[case_id] = (trace_id, span_id)
+    return out
