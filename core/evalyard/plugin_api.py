@@ -59,6 +59,9 @@ LAZY: dict[str, tuple[str, str]] = {
     "parse_case_json": ("cases", "parse_json"),
     "load_json_cases": ("cases", "load_json"),
     "load_jsonl_cases": ("cases", "load_jsonl"),
+    # a case's dialogue fields, checked as evalyard checks them (one line naming file, line, field)
+    "check_messages": ("dialogue", "check_messages"),
+    "check_tools": ("dialogue", "check_tools"),
 }
 
 

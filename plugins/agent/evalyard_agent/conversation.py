@@ -28,12 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from evalyard import Case, Generator
-from evalyard.errors import ConfigError
-from evalyard.scoring import Generation
+from evalyard import Case, ConfigError, Generation, Generator
 
 if TYPE_CHECKING:
-    from evalyard.runtime import Runtime
+    from evalyard import Runtime
 
 #: The prompt template the simulated user is given (override it in a prompt directory).
 SIMULATOR_TEMPLATE = "agent/simulated_user"

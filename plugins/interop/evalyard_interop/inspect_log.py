@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalyard import Case, InputError, check_unique_ids, parse_case_json, read_case_file
-from evalyard.dialogue import check_messages, check_tools
+from evalyard import (Case, InputError, check_messages, check_tools, check_unique_ids, parse_case_json,
+                      read_case_file)
 
 from .records import array_item_lines, as_text, override_fields, record_id, source_field_map
 
