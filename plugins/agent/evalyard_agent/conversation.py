@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import importlib.util
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from evalyard import Case, ConfigError, Generation, Generator
+from evalyard import Case, ConfigError, Generation, Generator, import_file
 
 if TYPE_CHECKING:
     from evalyard import Runtime
@@ -45,9 +43,7 @@ def load_function(name: str, target: Any) -> Callable[..., Any]:
         raise ConfigError(f"functions.{name}: expected 'module:function' or 'file.py:function', got {target!r}")
     try:
         if module.endswith(".py"):
-            spec = importlib.util.spec_from_file_location(f"evalyard_tools_{name}", Path(module).resolve())
-            loaded = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(loaded)
+            loaded = import_file(module)  # once per process, as evalyard imports a plugin file
         else:
             loaded = importlib.import_module(module)
         found = getattr(loaded, attribute)
