@@ -18,6 +18,8 @@ request reuses the KV cache of the prefix it shares with its slot's last prompt,
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ from .engine import Engine, LoadSettings
 REQUEST_PARAMS = frozenset({
     "temperature", "top_p", "top_k", "min_p", "max_tokens", "stop", "seed", "logprobs", "top_logprobs",
     "response_format", "grammar", "json_schema", "presence_penalty", "frequency_penalty", "repeat_penalty",
-    "logit_bias", "n_probs", "cache_prompt"})
+    "logit_bias", "n_probs", "cache_prompt", "tools", "tool_choice", "parallel_tool_calls"})
 LOAD_PARAMS = frozenset({"n_ctx", "n_threads", "n_parallel"})
 #: litellm's own bookkeeping, which reaches custom providers too.
 IGNORED_PARAMS = frozenset({"max_retries", "num_retries", "timeout", "stream_options", "user", "extra_body",
@@ -104,7 +106,61 @@ def _plain_message(message: Any) -> dict[str, Any]:
         data["content"] = "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
     elif content is None:
         data["content"] = ""
-    return {key: data[key] for key in ("role", "content") if key in data}
+    # A tool round goes back to the model as llama.cpp's chat template expects it: the assistant's
+    # calls (arguments as a JSON string) and each result with the id of the call it answers.
+    plain = {key: data[key] for key in ("role", "content") if key in data}
+    plain.update({key: data[key] for key in ("tool_calls", "tool_call_id", "name") if data.get(key)})
+    return plain
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+
+
+def calls_written_as_text(content: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The tool calls in a reply that is nothing but calls of the ``tools`` sent, written as JSON
+    objects ``{"name": ..., "arguments": {...}}``, bare, fenced or in ``<tool_call>`` tags, which
+    llama.cpp left as text: Qwen2.5-Coder writes its calls in a ```json fence that llama.cpp's
+    parser does not take. None for any other reply (prose, an unknown name, arguments that are not
+    an object), which stays the model's text."""
+    names = {(tool.get("function") or {}).get("name") for tool in tools or ()}
+    text = content.strip()
+    tagged = _TAGGED.findall(text)
+    if tagged and not _TAGGED.sub("", text).strip():
+        bodies = tagged
+    else:
+        fenced = _FENCE.match(text)
+        bodies = [fenced.group(1) if fenced else text]
+    calls = []
+    for body in bodies:
+        try:
+            written = json.loads(body)
+        except ValueError:
+            return None
+        for call in written if isinstance(written, list) else [written]:
+            if not isinstance(call, dict) or set(call) != {"name", "arguments"} or call["name"] not in names:
+                return None
+            arguments = call["arguments"]
+            if not isinstance(arguments, dict):
+                return None
+            calls.append({"type": "function", "function": {"name": call["name"], "arguments": json.dumps(arguments)}})
+    return calls or None
+
+
+def read_calls(result: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with the calls of a request that sent ``tools`` as tool calls, also where the
+    model wrote them as text (``calls_written_as_text``)."""
+    if not request.get("tools") or request.get("tool_choice") == "none":
+        return result
+    for choice in result.get("choices") or []:
+        message = choice.get("message") or {}
+        if message.get("tool_calls") or not message.get("content"):
+            continue
+        calls = calls_written_as_text(message["content"], request["tools"])
+        if calls:
+            choice["message"] = {**message, "content": None, "tool_calls": calls}
+            choice["finish_reason"] = "tool_calls"
+    return result
 
 
 def to_response(model: str, result: dict[str, Any]) -> Any:
@@ -115,9 +171,14 @@ def to_response(model: str, result: dict[str, Any]) -> Any:
         raise _error(litellm, model, error)
     choices = []
     for raw in result.get("choices") or []:
+        message = raw.get("message") or {}
         choice: dict[str, Any] = {"index": raw.get("index", 0), "finish_reason": raw.get("finish_reason"),
-                                  "message": {"role": "assistant", "content": (raw.get("message") or {}).get(
-                                      "content") or ""}}
+                                  "message": {"role": "assistant", "content": message.get("content") or ""}}
+        if message.get("tool_calls"):  # parsed by llama.cpp from the model's own tool-call syntax
+            choice["message"]["tool_calls"] = [
+                {"id": call.get("id") or f"call_{n}", "type": "function",
+                 "function": {"name": call["function"]["name"], "arguments": call["function"].get("arguments") or "{}"}}
+                for n, call in enumerate(message["tool_calls"])]
         logprobs = raw.get("logprobs")
         if logprobs and logprobs.get("content"):
             choice["logprobs"] = {"content": [_position(p) for p in logprobs["content"]]}
@@ -170,10 +231,12 @@ class LocalProvider:
 
     def capabilities(self, model: str) -> dict[str, Any]:
         """What the model layer should assume for ``model`` (``local/NAME``) when settings say nothing:
-        constrained JSON and logprobs always; as many requests in flight as the server has slots; and
+        constrained JSON, logprobs and tool calls (llama.cpp renders ``tools`` with the model's own chat
+        template and parses the calls it writes) always; as many requests in flight as the server has slots; and
         judges without reasoning unless a scorer asks for it (a small model's one-word answer is
         readable and fast, its reasoning often never reaches a verdict)."""
-        return {"supports_schema": True, "supports_logprobs": True, "supports_seed": True, "reasoning": False,
+        return {"supports_schema": True, "supports_logprobs": True, "supports_seed": True, "supports_tools": True,
+                "reasoning": False,
                 "concurrency": LoadSettings.resolve(defaults=self.load).n_parallel}
 
     def check(self, model: str) -> None:
@@ -198,7 +261,7 @@ class LocalProvider:
                    acompletion: Any = None, litellm_params: dict | None = None, logger_fn: Any = None,
                    headers: Any = None, timeout: Any = None, client: Any = None) -> Any:
         request, settings = build_request(model, messages, optional_params or {}, self.load)
-        return to_response(model, self._loaded(model, settings).submit(request).result())
+        return to_response(model, read_calls(self._loaded(model, settings).submit(request).result(), request))
 
     async def acompletion(self, model: str, messages: list, api_base: Any = None, custom_prompt_dict: Any = None,
                           model_response: Any = None, print_verbose: Any = None, encoding: Any = None,
@@ -208,7 +271,7 @@ class LocalProvider:
         request, settings = build_request(model, messages, optional_params or {}, self.load)
         # Cancelling the awaiting task cancels a queued request before it runs.
         result = await asyncio.wrap_future(self._loaded(model, settings).submit(request))
-        return to_response(model, result)
+        return to_response(model, read_calls(result, request))
 
     def streaming(self, *args: Any, **kwargs: Any) -> Any:
         raise bad_request("local models do not stream; call without stream=True", kwargs.get("model", ""))

@@ -85,8 +85,8 @@ def test_concurrent_calls_queue_on_one_loaded_instance(layer, smol_path):
 
 def test_capabilities_say_what_the_layer_should_assume(smol_path, monkeypatch):
     assert Application().model_providers["local"].capabilities(SMOL) == {
-        "supports_schema": True, "supports_logprobs": True, "supports_seed": True, "reasoning": False,
-        "concurrency": 1}
+        "supports_schema": True, "supports_logprobs": True, "supports_seed": True, "supports_tools": True,
+        "reasoning": False, "concurrency": 1}
     monkeypatch.setenv("EVALYARD_LOCAL_PARALLEL", "2")  # read by an application made after
     assert Application().model_providers["local"].capabilities(SMOL)["concurrency"] == 2
     two = Application(Settings.from_env(plugin_settings={"local.parallel": 3}))
@@ -151,3 +151,68 @@ def test_a_run_judged_by_a_model_that_is_not_installed_is_refused_before_it_is_s
                                                   r"`evalyard models install qwen2.5-coder-1.5b`\)$"):
         evalyard.evaluate(cases, [judge], judge_model="local/qwen2.5-coder-1.5b")
     assert not (isolated_home / "evalyard.db").exists()
+
+
+def test_a_tool_round_goes_to_llama_cpp_and_its_calls_come_back_in_openai_shape():
+    from evalyard_local.provider import build_request, to_response
+
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    request, _ = build_request("qwen2.5-coder-1.5b", [
+        {"role": "user", "content": "Weather in Oslo?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "14C rain"}], {"tools": tools, "tool_choice": "auto"})
+    assert request["tools"] == tools and request["tool_choice"] == "auto"
+    assert request["messages"] == [{"role": "user", "content": "Weather in Oslo?"},
+                                   {"role": "assistant", "content": "", "tool_calls": [call]},
+                                   {"role": "tool", "content": "14C rain", "tool_call_id": "c1"}]
+    plain, _ = build_request("qwen2.5-coder-1.5b", MESSAGES, {})
+    assert plain["messages"] == MESSAGES  # a call without tools is sent exactly as before
+
+    answer = {"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": None,
+        "tool_calls": [{"type": "function", "id": "xyz", "function": {"name": "get_weather",
+                                                                      "arguments": '{"city":"Paris"}'}}]}}],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13}}
+    message = to_response("qwen2.5-coder-1.5b", answer).choices[0].message
+    assert message.content == "" and len(message.tool_calls) == 1
+    assert message.tool_calls[0].id == "xyz" and message.tool_calls[0].function.name == "get_weather"
+    assert message.tool_calls[0].function.arguments == '{"city":"Paris"}'
+
+
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+
+
+@pytest.mark.parametrize("written", [
+    '```json\n{\n  "name": "get_weather",\n  "arguments": {\n    "city": "Paris"\n  }\n}\n```',  # qwen2.5-coder's way
+    '{"name": "get_weather", "arguments": {"city": "Paris"}}',
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+])
+def test_a_call_the_model_wrote_as_text_is_read_as_a_tool_call(written):
+    from evalyard_local.provider import calls_written_as_text, read_calls
+
+    assert calls_written_as_text(written, WEATHER) == [
+        {"type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]
+    result = {"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": written}}]}
+    read = read_calls(result, {"tools": WEATHER})["choices"][0]
+    assert read["finish_reason"] == "tool_calls" and read["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
+
+
+@pytest.mark.parametrize("written", [
+    "It is sunny in Paris.",
+    'Here it is: {"name": "get_weather", "arguments": {"city": "Paris"}}',  # prose around it: the model's text
+    '{"name": "get_time", "arguments": {"city": "Paris"}}',  # a tool that was not sent
+    '{"name": "get_weather", "arguments": "Paris"}',  # arguments that are not an object
+    '{"name": "get_weather", "arguments": {"city": "Paris"}, "note": 1}',
+    '```json\n{"name": "get_weather", "arguments": {"city": \n```',  # cut off
+])
+def test_any_other_reply_stays_the_models_text(written):
+    from evalyard_local.provider import calls_written_as_text, read_calls
+
+    assert calls_written_as_text(written, WEATHER) is None
+    result = {"choices": [{"index": 0, "message": {"role": "assistant", "content": written}}]}
+    assert read_calls(result, {"tools": WEATHER})["choices"][0]["message"]["content"] == written
+    # without tools in the request nothing is read as a call, whatever the text
+    call = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    plain = {"choices": [{"index": 0, "message": {"role": "assistant", "content": call}}]}
+    assert read_calls(plain, {})["choices"][0]["message"]["content"] == call
