@@ -180,6 +180,23 @@ class _Player(Generator):
                           details={"model": self.config.model, **details, **tally})
 
 
+_NEXT_SPEAKER = re.compile(r"\n\s*(?:Assistant|User)\s*:", re.IGNORECASE)
+
+
+def user_line(text: str) -> str:
+    """The simulated user's message in what its model wrote: without the label the model wrote
+    anyway, and without what it went on to write as the transcript's next speaker (small models
+    continue the chat past their line), nor the quotes it was written in."""
+    text = _NEXT_SPEAKER.split(text.strip(), maxsplit=1)[0].strip()
+    for label in ("User:", "user:"):
+        text = text.removeprefix(label).strip()
+    if len(text) > 1 and text[0] == text[-1] == '"' and '"' not in text[1:-1]:  # written as a quotation
+        text = text[1:-1].strip()
+    elif text.startswith('"') and text.count('"') == 1:  # a quotation whose end was cut off
+        text = text[1:].strip()
+    return text
+
+
 class ConversationGenerator(_Player):
     name = "conversation"
     description = ("plays the user turns of the case's messages against the model under test; the assistant "
@@ -253,12 +270,7 @@ class SimulatedUserGenerator(_Player):
         completion = await self.runtime.models.complete(self.user_model, rendered.messages, params=params,
                                                         template=self._template.name)
         tally["user_calls"] += 1
-        text = completion.text.strip()
-        for label in ("User:", "user:"):  # a label the model wrote anyway is not part of the message
-            text = text.removeprefix(label).strip()
-        if len(text) > 1 and text[0] == text[-1] == '"' and '"' not in text[1:-1]:  # written as a quotation
-            text = text[1:-1].strip()
-        return text
+        return user_line(completion.text)
 
     def _stops(self, said: str) -> bool:
         """The stop phrase, also as small models write it (``DONE.`` for ``[DONE]``)."""

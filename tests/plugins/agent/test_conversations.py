@@ -155,7 +155,7 @@ def test_epochs_keep_each_conversation(app, tmp_path, weather):
 
 SIMULATED_RULES = """
 - {template: agent/simulated_user, regex: "(?s)User: Two seats.*Assistant: Booked", content: "DONE."}
-- {template: agent/simulated_user, regex: "Assistant: How many", content: "Two seats, please."}
+- {template: agent/simulated_user, regex: "Assistant: How many", content: "\\"Two seats, please.\\"\\n\\nAssistant: Booked!"}
 - {template: agent/simulated_user, contains: "has not started: write", regex: "a nervous flyer", content: "User: I want to fly to Rome."}
 - {template: agent/simulated_user, contains: "has not started: write", content: "Hi."}
 - {template: agent/simulated_user, content: "Hello?"}
@@ -179,7 +179,7 @@ def test_simulated_user_talks_until_it_is_done_or_out_of_turns(app, tmp_path):
     assert conversations["book"]["messages"] == [
         {"role": "user", "content": "I want to fly to Rome."},  # the label the model wrote is dropped
         {"role": "assistant", "content": "How many seats?"},
-        {"role": "user", "content": "Two seats, please."},
+        {"role": "user", "content": "Two seats, please."},  # not the assistant's line it went on to write
         {"role": "assistant", "content": "Booked: two seats to Rome."}]
     assert [m["role"] for m in conversations["chat"]["messages"]] == ["user", "assistant"] * 3
     with sqlite3.connect(db) as connection:
