@@ -71,6 +71,19 @@ def suite_file(directory: Path, data: Path, judges: list[str]) -> Path:
     return path
 
 
+def echoed_lines(messages: list[dict]) -> int:
+    """How many of the simulated user's lines repeat an earlier assistant message word for word:
+    the small model's commonest way of breaking role, counted so the verdicts can be read with it."""
+    said, count = set(), 0
+    for message in messages:
+        text = " ".join(str(message.get("content") or "").split())
+        if message["role"] == "assistant" and text:
+            said.add(text)
+        elif message["role"] == "user" and text in said:
+            count += 1
+    return count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=50)
@@ -89,17 +102,19 @@ def main() -> None:
         raise SystemExit(done.stderr[-3000:])
     summary = json.loads(done.stdout)
     with sqlite3.connect(db.removeprefix("sqlite:///")) as connection:
-        rows = connection.execute("SELECT details, error FROM candidates WHERE run_id = ?",
+        rows = connection.execute("SELECT details, error, dialogue FROM candidates WHERE run_id = ?",
                                   (summary["run_id"],)).fetchall()
         verdicts = connection.execute("SELECT scorer, label, error IS NOT NULL, count(*) FROM results "
                                       "WHERE run_id = ? GROUP BY 1, 2, 3", (summary["run_id"],)).fetchall()
-    details = [json.loads(d) for d, error in rows if d and not error]
+    details = [json.loads(d) for d, error, _ in rows if d and not error]
+    echoes = sum(echoed_lines(json.loads(dialogue)["messages"]) for _, error, dialogue in rows if dialogue and not error)
     turns = Counter(d["user_turns"] for d in details)
     ended = Counter(d["stopped"] for d in details)
     usage = summary["usage"]
     result = {"run_id": summary["run_id"], "wall_s": round(wall, 1), "conversations": len(rows),
-              "generation_errors": sum(1 for _, e in rows if e), "per_conversation_s": round(wall / max(1, len(rows)), 1),
-              "user_turns": dict(sorted(turns.items())), "ended": dict(ended), "model_calls": usage["calls"],
+              "generation_errors": sum(1 for _, e, _ in rows if e), "per_conversation_s": round(wall / max(1, len(rows)), 1),
+              "user_turns": dict(sorted(turns.items())), "ended": dict(ended), "user_lines_echoing_the_assistant": echoes,
+              "model_calls": usage["calls"],
               "cache_hits": usage["cache_hits"],
               "verdicts": [{"scorer": s, "label": label, "error": bool(e), "n": n} for s, label, e, n in verdicts],
               "means": {name: s["mean"] for name, s in summary["scorers"].items()}}
