@@ -105,6 +105,19 @@ class InFlight(Scorer):
         return Score(value=1.0)
 
 
+class CandidateValue(Scorer):
+    """The candidate is the script: a number is the value, "raise" raises."""
+
+    name = "candidate_value"
+    requires = ("candidate",)
+    threshold = 0.5
+
+    def score(self, case: Case) -> Score:
+        if case.candidate == "raise":
+            raise ValueError(f"scripted failure on {case.id} epoch {case.epoch}")
+        return Score(value=float(case.candidate))
+
+
 class PassRate(Scorer):
     """A scorer with a corpus-level metric: the micro pass rate over all scored cases."""
 
@@ -140,12 +153,25 @@ class Echo(Generator):
                           usage={"tokens_out": len(case.input.split())})
 
 
+class PerEpoch(Generator):
+    """A generator scripted per trial: ``metadata.answers[epoch]`` is the answer, "fail" fails."""
+
+    name = "per_epoch"
+
+    async def agenerate(self, case: Case) -> Generation:
+        answer = case.metadata["answers"][case.epoch or 0]
+        if answer == "fail":
+            raise RuntimeError(f"cannot generate for {case.id} epoch {case.epoch}")
+        return Generation(text=answer)
+
+
 @hookimpl
 def register_scorers(register):
-    for cls in (Scripted, ScriptedAsync, ScriptedProcess, NeedsReference, InFlight, PassRate):
+    for cls in (Scripted, ScriptedAsync, ScriptedProcess, NeedsReference, InFlight, PassRate, CandidateValue):
         register(cls)
 
 
 @hookimpl
 def register_generators(register):
     register(Echo)
+    register(PerEpoch)

@@ -533,7 +533,7 @@ class Runner:
         scorer's cases gathered to full batches across windows (of the stored cases, or of the
         data as ``_stored_windows`` stores it)."""
         fresh = self.store.result_count(run_id) == 0  # nothing to look up for a run just started
-        sizes = {p.name: max(1, min(p.scorer.batch_size, MAX_BATCH)) for p in prepared}
+        sizes = {p.name: max(1, min(p.spec.batch_size or p.scorer.batch_size, MAX_BATCH)) for p in prepared}
         waiting: dict[str, list[Case]] = {p.name: [] for p in prepared}
         for window in windows if windows is not None else self.store.iter_run_cases(run_id, suite_id, window=WINDOW):
             done = set() if fresh else self.store.done_pairs(run_id, [c.id for c in window])
@@ -572,7 +572,10 @@ class Runner:
                 batch = self._trials(run_id, batch, with_outputs)
             t0 = time.perf_counter()
             # A case whose candidate could not be generated cannot be scored on it: an error, not a 0.
-            runnable = [c for c in batch if c.candidate is not None or "candidate" not in p.scorer.required_fields()]
+            # Scores go back to their trials by position: with epochs a case id names several trials.
+            needs_candidate = "candidate" in p.scorer.required_fields()
+            runnable_at = [i for i, c in enumerate(batch) if c.candidate is not None or not needs_candidate]
+            runnable = [batch[i] for i in runnable_at]
             stop = None
             try:
                 scores = await self.executor(p.executor).score_batch(p.scorer, runnable) if runnable else []
@@ -586,11 +589,13 @@ class Runner:
                 scores = [Score.failure(exc) for _ in runnable]
             if len(runnable) == len(batch) and stop is None:
                 return p, batch, scores, time.perf_counter() - t0, None
-            by_id = {c.id: s for c, s in zip(runnable, scores)}
-            if stop is not None:
-                kept = [(c, by_id[c.id]) for c in runnable if by_id.get(c.id) is not None]
+            at = dict(zip(runnable_at, scores))  # after a stop, some runnable trials have no score yet
+            unscorable = set(range(len(batch))) - set(runnable_at)
+            ordered = [Score.failure("no candidate: its generation failed") if i in unscorable else at.get(i)
+                       for i in range(len(batch))]
+            if stop is not None:  # only what finished: a case cut short is scored again on resume
+                kept = [(c, s) for c, s in zip(batch, ordered) if s is not None]
                 return p, [c for c, _ in kept], [s for _, s in kept], time.perf_counter() - t0, stop
-            ordered = [by_id.get(c.id) or Score.failure("no candidate: its generation failed") for c in batch]
             return p, batch, ordered, time.perf_counter() - t0, None
 
         def finish(outcome) -> None:

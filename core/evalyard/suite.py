@@ -26,6 +26,8 @@ class ScorerSpec:
     origin: str = ""
     #: how a run with --epochs reduces its trials per case (``pass_at_k:k=2``; None: mean)
     reducer: str | None = None
+    #: cases per call of the scorer (None: the scorer's own ``batch_size``); values never depend on it
+    batch_size: int | None = None
 
 
 class Suite:

@@ -42,9 +42,10 @@ REFUSED_SUITE_KEYS = {
 
 
 class _LineDict(dict):
-    """A YAML mapping that remembers the line it started on."""
+    """A YAML mapping that remembers the line it started on, and each key's line."""
 
     line = 0
+    key_lines: dict[Any, int] = {}
 
 
 class _LineList(list):
@@ -64,6 +65,7 @@ def _yaml_loader():
         loader.flatten_mapping(node)
         mapping = _LineDict(loader.construct_pairs(node, deep=deep))
         mapping.line = node.start_mark.line + 1
+        mapping.key_lines = {getattr(k, "value", None): k.start_mark.line + 1 for k, _ in node.value}
         return mapping
 
     def construct_sequence(loader, node, deep=False):
@@ -79,6 +81,11 @@ def _yaml_loader():
 
 def _line_of(value: Any, default: int = 1) -> int:
     return getattr(value, "line", default) or default
+
+
+def _key_line(mapping: Any, key: str, default: int) -> int:
+    """The line of ``key`` in a YAML mapping (where its own error is), else ``default``."""
+    return getattr(mapping, "key_lines", {}).get(key, default)
 
 
 def parse_scorer_option(text: str, path: str | None = None, line: int | None = None,
@@ -103,10 +110,14 @@ def parse_scorer_option(text: str, path: str | None = None, line: int | None = N
         threshold = float(threshold) if threshold not in (None, CALIBRATED) else threshold
     except ValueError:
         raise bad(f"threshold must be a number or {CALIBRATED!r}") from None
+    batch_size = config.pop("batch_size", None)
+    if batch_size is not None and not (batch_size.isdigit() and int(batch_size) >= 1):
+        raise bad(f"batch_size must be a whole number of at least 1, not {batch_size!r}")
     if not name.strip():
         raise bad("expected a scorer name before ':'")
     origin = f"{path}:{line}" if path is not None else f"{option} {text!r}"
-    return ScorerSpec(name=name.strip(), config=config, threshold=threshold, origin=origin)
+    return ScorerSpec(name=name.strip(), config=config, threshold=threshold, origin=origin,
+                      batch_size=int(batch_size) if batch_size is not None else None)
 
 
 def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[ScorerSpec]:
@@ -126,9 +137,9 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
             raise InputError("each scorer is a name or a mapping with 'name'", path=path, line=_line_of(item, line),
                              field="scorers")
         item_line = _line_of(item, line)
-        unknown = set(item) - {"name", "config", "threshold", "reducer"}
+        unknown = set(item) - {"name", "config", "threshold", "reducer", "batch_size"}
         if unknown:
-            raise InputError(f"unknown key {sorted(unknown)[0]!r} (known: name, config, threshold, reducer)",
+            raise InputError(f"unknown key {sorted(unknown)[0]!r} (known: name, config, threshold, reducer, batch_size)",
                              path=path, line=item_line, field="scorers")
         config = item.get("config") or {}
         if not isinstance(config, dict):
@@ -137,9 +148,14 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
         if threshold not in (None, CALIBRATED) and (isinstance(threshold, bool)
                                                     or not isinstance(threshold, (int, float))):
             raise InputError(f"expected a number or {CALIBRATED!r}", path=path, line=item_line, field=f"scorers.{item['name']}.threshold")
-        reducer = _reducer(item.get("reducer"), path, item_line, f"scorers.{item['name']}.reducer")
+        reducer = _reducer(item.get("reducer"), path, _key_line(item, "reducer", item_line),
+                           f"scorers.{item['name']}.reducer")
+        batch_size = item.get("batch_size")
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+            raise InputError("expected a whole number of at least 1", path=path, line=item_line,
+                             field=f"scorers.{item['name']}.batch_size")
         specs.append(ScorerSpec(name=item["name"], config=dict(config), threshold=threshold,
-                                origin=f"{path}:{item_line}", reducer=reducer))
+                                origin=f"{path}:{item_line}", reducer=reducer, batch_size=batch_size))
     if thresholds is not None:
         if not isinstance(thresholds, dict):
             raise InputError("expected a mapping of scorer name to number", path=path, line=line, field="thresholds")
@@ -345,7 +361,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
             raise InputError("expected metadata.FIELD (the case metadata that groups cases)", path=sp,
                              line=_line_of(doc), field="cluster") from None
     epochs = _epochs(doc.get("epochs"), sp, _line_of(doc))
-    default_reducer = _reducer(doc.get("reducer"), sp, _line_of(doc), "reducer")
+    default_reducer = _reducer(doc.get("reducer"), sp, _key_line(doc, "reducer", _line_of(doc)), "reducer")
     if default_reducer is not None:
         for spec in scorers:
             spec.reducer = spec.reducer or default_reducer
