@@ -62,7 +62,7 @@ def test_unknown_name_lists_the_known_ones():
     ("---\nfields: [candidate]\nanswer: binary\ncolour: red\n---\nx\n", "unknown front-matter key 'colour'", 4),
     ("---\nfields: [candidate, mood]\nanswer: binary\n---\nx\n", "unknown case field 'mood'", 2),
     ("---\nfields: [candidate]\nanswer: {type: score, range: [5, 1]}\n---\nx\n", "range", 3),
-    ("---\nfields: [candidate]\n---\nx\n", "needs `answer:`", 2),
+    ("---\nfields: [candidate]\nscorer: true\n---\nx\n", "needs `answer:`", 3),
     ("---\nfields: [candidate]\nanswer: binary\n---\nline one\n{% if candidate %}\nno end\n", "syntax error", None),
     ("---\nfields: [candidate]\nanswer: binary\n---\nfine\n{{ candidate }} and {{ reference }}\n",
      "uses 'reference', which the header does not declare", 6),

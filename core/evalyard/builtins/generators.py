@@ -59,7 +59,7 @@ class ModelGenerator(Generator):
         details: dict[str, Any] = {"model": self.config.model}
         if self.config.prompt:
             template = self.runtime.prompts.get(self.config.prompt)
-            messages = template.render(case, reasoning=False).messages
+            messages = template.render_plain(case).messages  # exactly the user's prompt: no judge's guard
             details.update(template=template.name, template_hash=template.hash)
         else:
             messages = [{"role": "user", "content": case.input}]

@@ -131,6 +131,9 @@ class PromptScorer(Scorer):
         """Fail before scoring starts: no model (the run's judge was checked by its provider),
         unreadable template, impossible options."""
         self.judge_model()
+        if self.answer is None and not self.prompt_template().answer_declared:
+            raise ConfigError(f"scorer {self.name}: template {self.prompt_template().name} declares no `answer:`, "
+                              "so it is a prompt for a model under test (--prompt), not a judge's")
         shape = self.answer_shape()
         if self.config.logprobs and not shape.reads_logprobs:
             raise ConfigError(f"scorer {self.name}: {LOGPROBS_ANSWERS} (this template answers {shape.kind})")

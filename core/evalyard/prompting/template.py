@@ -100,6 +100,8 @@ class PromptTemplate:
     path: str | None = None
     source: str = "built-in"  # "built-in", "plugin NAME" or "file"
     overrides: list[str] = field(default_factory=list)
+    #: False for a prompt written for a model under test (no ``answer:``): no judge may use it
+    answer_declared: bool = True
 
     @property
     def hash(self) -> str:
@@ -113,18 +115,50 @@ class PromptTemplate:
     # -- rendering ---------------------------------------------------------------
     def render(self, case: Any, *, variables: dict[str, Any] | None = None, reasoning: bool = True,
                structured: bool = False, answer: AnswerShape | None = None) -> RenderedPrompt:
-        """The messages to send for ``case`` (a Case or a mapping of its fields); ``answer`` is the
-        shape asked for when it is not the template's own."""
+        """The messages a judge is sent for ``case`` (a Case or a mapping of its fields): the case's
+        text between data markers, the answer format stated; ``answer`` is the shape asked for
+        when it is not the template's own."""
         answer = answer or self.answer
+        values = self._values(case)
+        nonce = hashlib.sha256(json.dumps([self.hash, {k: values.get(k) for k in self.fields}, variables or {}],
+                                          sort_keys=True, default=str).encode()).hexdigest()[:16]
+        open_mark, close_mark = f"<data-{nonce}>", f"</data-{nonce}>"
+        body, system, closing = self._rendered(values, variables, (open_mark, close_mark))
+        # Laid out for prefix caches (a provider's, or a local runtime's KV cache): everything that
+        # does not depend on the case -- the system text, how the data markers work, the answer
+        # format and the template's own instructions, which templates write before their data --
+        # comes first; after the case's data only a one-line restatement, which small judges
+        # follow better than instructions far above. The per-call marker stays unpredictable.
+        static = [system] if system else []
+        if open_mark in body or (system and open_mark in system):
+            static.append(MARKER_RULES)
+        if not structured and answer.kind != "text":
+            static.append(answer.instructions(reasoning))
+            closing = f"{closing} {answer.reminder(reasoning)}".strip()
+        elif reasoning and answer.kind != "json":
+            static.append("Give your reasoning first, then your answer, in the JSON object.")
+        return RenderedPrompt(_messages(static, body, closing), nonce, self.name, self.hash)
+
+    def render_plain(self, case: Any, *, variables: dict[str, Any] | None = None) -> RenderedPrompt:
+        """The messages a system under test is sent for ``case``: the template exactly as its author
+        wrote it, the case's values printed as they are. No data markers, no rules about them, no
+        answer format: those are the judges' guard, and a model under test must be measured on
+        the prompt the user wrote."""
+        body, system, closing = self._rendered(self._values(case), variables, None)
+        return RenderedPrompt(_messages([system] if system else [], body, closing), "", self.name, self.hash)
+
+    def _values(self, case: Any) -> dict[str, Any]:
         values = _case_values(case)
         missing = [name for name in self.fields if _absent(values.get(name))]
         if missing:
             raise InputError(f"case {values.get('id')!r} has no {missing[0]!r}, which template {self.name} uses")
-        nonce = hashlib.sha256(json.dumps([self.hash, {k: values.get(k) for k in self.fields}, variables or {}],
-                                          sort_keys=True, default=str).encode()).hexdigest()[:16]
-        open_mark, close_mark = f"<data-{nonce}>", f"</data-{nonce}>"
+        return values
+
+    def _rendered(self, values: dict[str, Any], variables: dict[str, Any] | None,
+                  markers: tuple[str, str] | None) -> tuple[str, str | None, str]:
+        """(body, system, question) rendered with the case's values, between ``markers`` if given."""
         context: dict[str, Any] = {name: values.get(name) for name in self.fields}
-        context[MARKERS_KEY] = (open_mark, close_mark)
+        context[MARKERS_KEY] = markers
         merged = dict(self.variables)
         merged.update(variables or {})
         for name, value in merged.items():
@@ -135,24 +169,7 @@ class PromptTemplate:
             system = system_template.render(context).strip() if system_template is not None else None
         except Exception as exc:  # a template error at render time: name the file and line
             raise self._error(f"cannot render: {exc}", _jinja_line(exc)) from None
-        # Laid out for prefix caches (a provider's, or a local runtime's KV cache): everything that
-        # does not depend on the case -- the system text, how the data markers work, the answer
-        # format and the template's own instructions, which templates write before their data --
-        # comes first; after the case's data only a one-line restatement, which small judges
-        # follow better than instructions far above. The per-call marker stays unpredictable.
-        static = [system] if system else []
-        if open_mark in body or (system and open_mark in system):
-            static.append(MARKER_RULES)
-        closing = self._render_question(context) if self.question else ""
-        if not structured and answer.kind != "text":
-            static.append(answer.instructions(reasoning))
-            closing = f"{closing} {answer.reminder(reasoning)}".strip()
-        elif reasoning and answer.kind != "json":
-            static.append("Give your reasoning first, then your answer, in the JSON object.")
-        parts = [body, closing] if closing else [body]
-        messages = [{"role": "system", "content": "\n\n".join(static)}] if static else []
-        messages.append({"role": "user", "content": "\n\n".join(parts)})
-        return RenderedPrompt(messages, nonce, self.name, self.hash)
+        return body, system, self._render_question(context) if self.question else ""
 
     def _render_question(self, context: dict[str, Any]) -> str:
         """The front matter's ``question`` with the template's variables (``"{{ question }}?"``),
@@ -178,6 +195,13 @@ class PromptTemplate:
     def _error(self, message: str, body_line: int | None = None) -> InputError:
         line = self.body_line + body_line - 1 if body_line else None
         return InputError(message, path=self.path or f"<{self.source} template {self.name}>", line=line)
+
+
+def _messages(static: list[str], body: str, closing: str) -> list[dict[str, str]]:
+    """A system message of the parts that do not depend on the case (if any), then the user's."""
+    messages = [{"role": "system", "content": "\n\n".join(static)}] if static else []
+    messages.append({"role": "user", "content": "\n\n".join([body, closing] if closing else [body])})
+    return messages
 
 
 def _absent(value: Any) -> bool:
@@ -247,10 +271,12 @@ def parse_template(text: str, *, name: str, path: str | None = None, source: str
     if bad:
         raise InputError(f"unknown case field {bad[0]!r} in `fields` (known: {', '.join(TEMPLATE_FIELDS)})",
                          path=where, line=key_line("fields"))
-    if "answer" not in header:
-        raise InputError("front matter needs `answer:` (binary, score, choice, json or text)", path=where, line=2)
+    if "answer" not in header and header.get("scorer") not in (None, False):
+        # a judge must say how its answer is read; a prompt for a model under test has no answer shape
+        raise InputError("a scorer's front matter needs `answer:` (binary, score, choice, json or text)",
+                         path=where, line=key_line("scorer"))
     try:
-        answer = AnswerShape.from_spec(header["answer"])
+        answer = AnswerShape.from_spec(header.get("answer", "text"))
     except ValueError as exc:
         raise InputError(str(exc), path=where, line=key_line("answer")) from None
     for key, kind in (("parameters", dict), ("variables", dict)):
@@ -278,7 +304,8 @@ def parse_template(text: str, *, name: str, path: str | None = None, source: str
     template = PromptTemplate(name=name, text=text, body=body, body_line=end + 2, answer=answer,
                               description=str(header.get("description") or ""), fields=tuple(fields),
                               system=system, question=question.strip(), parameters=dict(header.get("parameters") or {}),
-                              variables=dict(header.get("variables") or {}), scorer=scorer, path=path, source=source)
+                              variables=dict(header.get("variables") or {}), scorer=scorer, path=path, source=source,
+                              answer_declared="answer" in header)
     _check_body(template, lines, end)
     return template
 

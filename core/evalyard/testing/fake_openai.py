@@ -63,11 +63,14 @@ class FakeServerConfig:
     #: gives the reply, over HTTP, so another program's client gets the very answers evalyard's
     #: judge gets (a parity test); a prompt no rule matches is a 400 naming it.
     rules: str | None = None
+    #: Keep every chat request's parsed body in ``stats.bodies`` (tests that check what was sent).
+    record: bool = False
 
 
 @dataclass
 class FakeServerStats:
     requests: int = 0
+    bodies: list = field(default_factory=list)
     faults: Counter = field(default_factory=Counter)
     answered: int = 0
     #: Batch API: batches created, and how many times each request (by custom_id) was submitted.
@@ -186,6 +189,8 @@ class FakeOpenAI:
         except json.JSONDecodeError:
             return 400, {}, json.dumps({"error": {"message": "body is not JSON"}}).encode()
         self.stats.requests += 1
+        if self.config.record:
+            self.stats.bodies.append(request)
         fault = self.pick_fault(body)
         if self.config.latency_ms:
             await asyncio.sleep(self.config.latency_ms / 1000)
