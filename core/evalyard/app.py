@@ -227,6 +227,8 @@ def with_reducers(specs: list[ScorerSpec], reducers: Sequence[tuple[str | None, 
     from .analysis.reducers import parse_reducer
 
     names = {s.name for s in specs}
+    for scorer, spec in reducers:  # each as given, an empty one too (never a silent mean)
+        parse_reducer(spec, f"--reducer {scorer}=" if scorer is not None else "--reducer")
     every = [spec for scorer, spec in reducers if scorer is None]
     named = {}
     for scorer, spec in reducers:

@@ -117,7 +117,7 @@ def test_a_suite_file_sets_epochs_and_reducers(call_log, app, suite, noisy, tmp_
     assert scorers["regex_match"]["epochs"]["reducer"] == "min" and scorers["regex_match"]["mean"] == 0.0
     path.write_text(f"name: times\ndata: {suite}\nepochs: 3\nscorers:\n  - name: contains\n    reducer: pass_at_k\n")
     bad = invoke(app, "run", path, "-m", model)
-    assert bad.exit_code == 2 and f"{path}:5" in bad.output and "scorers.contains.reducer" in bad.output
+    assert bad.exit_code == 2 and f"{path}:6" in bad.output and "scorers.contains.reducer" in bad.output  # its own line
     assert "needs k" in bad.output
 
 
@@ -249,3 +249,80 @@ def test_kill_9_mid_grid_then_resume_experiment_keeps_every_cell_and_trial_once(
     assert [c["status"] for c in cells] == ["completed", "completed"]
     assert (count("runs"), count("experiment_runs")) == (2, 2)
     assert (count("trial_outputs"), count("trials"), count("results")) == (6 * len(QUESTIONS),) * 2 + (2 * len(QUESTIONS),)
+
+
+class NumberScorer:
+    """A test plugin: a scorer whose value is the candidate read as a number (``inf`` too)."""
+
+    from evalyard import hookimpl as _hookimpl
+
+    @staticmethod
+    @_hookimpl
+    def register_scorers(register):
+        from evalyard import Case, Score, Scorer
+
+        class Number(Scorer):
+            name = "number"
+            requires = ("candidate",)
+
+            def score(self, case: Case) -> Score:
+                return Score(value=float(case.candidate))
+
+        register(Number)
+
+
+@pytest.fixture
+def numbers(app, rules, tmp_path):
+    """The number scorer, a two-case suite and a model answering case a's epochs with
+    ``answers_a`` in turn (case b always 1)."""
+    app.register_plugin(NumberScorer, name="number_scorer")
+    path = tmp_path / "numbers.jsonl"
+    path.write_text('{"id": "a", "input": "first?"}\n{"id": "b", "input": "second?"}\n')
+
+    def model(*answers_a):
+        return rules([{"contains": "first?", "content": text, "times": 1} for text in answers_a]
+                     + [{"contains": "second?", "content": "1"}])
+    return path, model
+
+
+def test_the_reducer_runs_with_the_value_as_written(app, numbers):
+    path, model = numbers
+    spec = "at_least_k:k=2,value=0.99999999"
+    result = invoke(app, "run", path, "-s", "number", "-m", model("0.999999995", "0.999999995"), "--epochs", "2",
+                    "--reducer", spec, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)["scorers"]["number"]
+    assert data["epochs"]["reducer"] == spec and data["mean"] == 1.0  # %g made it value=1: case a failed
+    run = app.open_store().get_run(json.loads(result.stdout)["run_id"])
+    assert [s["reducer"] for s in run.scorers] == [spec]
+
+
+def test_a_nan_reduction_is_a_recorded_error_of_its_case(app, numbers):
+    path, model = numbers
+    result = invoke(app, "run", path, "-s", "number", "-m", model("inf", "-inf"), "--epochs", "2", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["scorers"]["number"]["count"], data["scorers"]["number"]["errors"]) == (2, 1)
+    assert data["scorers"]["number"]["mean"] == 1.0
+    rows = {r.case_id: r for r in app.open_store().results(data["run_id"])}
+    assert rows["a"].value is None and "mean of the epochs is not a number (NaN)" in rows["a"].error
+
+
+@pytest.mark.parametrize("option", ["", "number="])
+def test_an_empty_reducer_is_refused(app, numbers, option):
+    path, model = numbers
+    result = invoke(app, "run", path, "-s", "number", "-m", model("1", "1"), "--epochs", "2", "--reducer", option)
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "expected a reducer name" in result.output
+
+
+def test_a_suite_files_bad_reducer_is_reported_on_its_own_line(app, numbers, tmp_path):
+    path, model = numbers
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(f"name: numbers\ndata: {path}\nepochs: 2\nscorers: [number]\nreducer: pass_at_k:k=x\n")
+    result = invoke(app, "run", suite, "-m", model("1", "1"))
+    assert result.exit_code == 2 and f"{suite}:5: field 'reducer'" in result.output, result.output
+    suite.write_text(f"name: numbers\ndata: {path}\nepochs: 2\nscorers:\n  - name: number\n"
+                     "    config: {}\n    reducer: mean:k=1\n")
+    result = invoke(app, "run", suite, "-m", model("1", "1"))
+    assert result.exit_code == 2 and f"{suite}:7: field 'scorers.number.reducer'" in result.output, result.output

@@ -136,3 +136,99 @@ def test_reducers_equal_inspect_ai_on_the_same_epochs(inspect_python):
             assert got == float(reference), where  # exactly: same formulas, same order of operations
         compared += 1
     assert compared == 220
+
+
+@pytest.mark.parametrize("text, message", [
+    ("at_least_k:k=2,k=3", "k is given twice"),
+    ("pass_at_k:k=2,value=0.5,value=0.7", "value is given twice"),
+    ("at_least_k:k=1,value=nan", "value must be a finite number, not 'nan'"),
+    ("at_least_k:k=1,value=inf", "value must be a finite number, not 'inf'"),
+    ("pass_at_k:k=1,value=-inf", "value must be a finite number, not '-inf'"),
+    ("", "expected a reducer name"),
+    ("  ", "expected a reducer name"),
+])
+def test_repeated_non_finite_and_empty_reducers_are_refused(text, message):
+    with pytest.raises(InputError, match=re.escape(message)):
+        parse_reducer(text)
+
+
+@pytest.mark.parametrize("text", ["at_least_k:k=2,value=0.99999999", "pass_at_k:k=1,value=0.1234567",
+                                  "at_least_k:k=2,value=1e-9", "mean"])
+def test_the_spec_and_value_are_exactly_as_written(text):
+    reducer = parse_reducer(text)
+    assert reducer.spec == text and parse_reducer(reducer.spec) == reducer
+    if "value=" in text:
+        assert reducer.value == float(text.rpartition("value=")[2])
+    # a trial just under 1 but at the value the user wrote counts as reaching it
+    assert parse_reducer("at_least_k:k=1,value=0.99999999")([Trial(0.999999995)]).value == 1.0
+
+
+@pytest.mark.parametrize("spec", ["mean", "median"])
+def test_a_reduction_that_is_not_a_number_is_an_error_of_the_case(spec):
+    reduced = parse_reducer(spec)(trials(math.inf, -math.inf))
+    assert reduced.value is None and reduced.label is None
+    assert reduced.error == f"{spec} of the epochs is not a number (NaN) from inf, -inf"
+
+
+def test_dict_values_are_reduced_key_by_key():
+    epochs = [Trial({"accuracy": 1, "honesty": "C"}), Trial({"accuracy": 0, "honesty": "I"}),
+              Trial({"accuracy": 1, "honesty": None}), Trial(error="provider down")]
+    assert parse_reducer("mean")(epochs).value == {"accuracy": 2 / 3, "honesty": 0.5}
+    assert parse_reducer("mode")(epochs).value == {"accuracy": 1.0, "honesty": "C"}
+    assert parse_reducer("max")(epochs).value == {"accuracy": 1.0, "honesty": "C"}
+    assert parse_reducer("at_least_k:k=2")(epochs).value == {"accuracy": 1.0, "honesty": 0.0}
+    mixed = parse_reducer("mean")([Trial({"a": 1}), Trial(0.5)])
+    assert mixed.value is None and "mix dicts and plain values" in mixed.error
+    keys = parse_reducer("mean")([Trial({"a": 1}), Trial({"b": 1})])
+    assert keys.value is None and "different keys: ['a'] vs ['b']" in keys.error
+    unscored = parse_reducer("mean")([Trial({"a": 1, "b": None}), Trial({"a": 0, "b": None})])
+    assert unscored.value is None and "no epoch scored key 'b'" in unscored.error
+    nan = parse_reducer("mean")([Trial({"a": math.inf}), Trial({"a": -math.inf})])
+    assert nan.value is None and "not a number" in nan.error
+
+
+#: Dict-valued epochs (inspect_ai's dict scores; None is an epoch that key was not scored, NaN in
+#: inspect): every key reduced alone, the same keys in every epoch.
+DICT_CASES = [
+    [{"a": 1, "b": 0}, {"a": 0, "b": 0}, {"a": 1, "b": 1}],
+    [{"a": "C", "b": "I"}, {"a": "I", "b": "C"}, {"a": "C", "b": "P"}, {"a": "P", "b": "P"}],
+    [{"x": 0.2, "y": "yes"}, {"x": 0.9, "y": "no"}, {"x": 0.4, "y": "no"}, {"x": 0.9, "y": "yes"}],
+    [{"a": 1, "b": None}, {"a": None, "b": 0.5}, {"a": 0, "b": 1}],
+    [{"a": 1, "b": 1}, None, {"a": 0, "b": 1}, {"a": 1, "b": 0}],
+    [{"s": 2.5, "t": "0.7"}, {"s": -1, "t": "1"}, {"s": 3, "t": "0.2"}],
+]
+
+INSPECT_DICTS = INSPECT.replace(
+    "value = reducer([Score(value=float(\"nan\") if r is None else r) for r in raws]).value",
+    "value = reducer([Score(value=float(\"nan\") if r is None else "
+    "{k: float(\"nan\") if v is None else v for k, v in r.items()}) for r in raws]).value\n"
+    "        value = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in value.items()} "
+    "if isinstance(value, dict) else value")
+
+
+def test_dict_values_reduce_as_inspect_ai_reduces_them(inspect_python):
+    from reference_envs import run_reference
+
+    from evalyard.analysis.reducers import to_float
+
+    assert INSPECT_DICTS != INSPECT
+    theirs = run_reference(inspect_python, INSPECT_DICTS, {"specs": SPECS, "cases": DICT_CASES})
+    ours = [parse_reducer(spec)([Trial(error="unscored") if r is None else Trial(r) for r in raws])
+            for spec in SPECS for raws in DICT_CASES]
+    assert len(theirs) == len(ours) == len(SPECS) * len(DICT_CASES)
+    unreduced = 0
+    for (spec, raws), reference, reduced in zip([(s, c) for s in SPECS for c in DICT_CASES], theirs, ours):
+        where = f"{spec} on {raws}"
+        assert isinstance(reference, dict), where
+        if any(v is None for v in reference.values()):  # a key inspect could not reduce (NaN): an error here
+            assert reduced.error is not None and reduced.value is None, where
+            unreduced += 1
+            continue
+        assert reduced.error is None and set(reduced.value) == set(reference), where
+        for key, expected in reference.items():
+            got = reduced.value[key]
+            if isinstance(expected, str):
+                assert got == expected, where
+            else:
+                assert to_float(got) == float(expected), where  # exactly: same formulas and order
+    assert unreduced == 1  # pass_at_k:k=3 on the case with a trial unscored: the rest compared

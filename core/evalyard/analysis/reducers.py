@@ -16,6 +16,15 @@ test checks them against the package itself:
 - ``at_least_k``: 1 when at least ``k`` trials reach ``value``, else 0.
 
 ``min`` is evalyard's own (inspect_ai has none): the lowest value, the trial's own score.
+
+A trial's value may be a dict (``{"accuracy": 1, "honesty": "C"}``), as inspect_ai's dict-valued
+scores: every reducer then works key by key over the trials' dicts and gives a dict (inspect_ai's
+``_compute_dict_stat`` / ``_count_dict``); a key's ``None`` is that epoch unscored for that key.
+Trials that mix dicts and plain values, or dicts with different keys, are an error of the case
+(inspect_ai raises).
+
+A reduction that gives no number (NaN: the mean of ``inf`` and ``-inf``; a key no epoch scored)
+is an error of the case, never an empty result that the summary would silently leave out.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import InputError
@@ -45,7 +54,8 @@ DEFAULT = "mean"
 class Trial:
     """One epoch's score of one case by one scorer (as stored)."""
 
-    value: float | None = None
+    #: a number, or a dict of them (inspect_ai's dict-valued scores, reduced key by key)
+    value: float | dict[str, Any] | None = None
     label: str | None = None
     passed: bool | None = None
     error: str | None = None
@@ -55,16 +65,17 @@ class Trial:
         return self.error is None and (self.value is not None or self.label is not None)
 
     @property
-    def raw(self) -> float | str:
+    def raw(self) -> float | str | dict[str, Any]:
         """The value inspect_ai would reduce: the number, else the label."""
         return self.value if self.value is not None else self.label  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
 class Reduced:
-    """A case's score over its trials: ``value`` and ``label`` as a scorer's, or ``error``."""
+    """A case's score over its trials: ``value`` and ``label`` as a scorer's, or ``error``.
+    ``value`` is a dict when the trials' values were dicts."""
 
-    value: float | None = None
+    value: float | dict[str, Any] | None = None
     label: str | None = None
     error: str | None = None
     #: the verdict of the trials it stands for, where they agree (a threshold, applied to
@@ -79,12 +90,17 @@ class Reducer:
     name: str = DEFAULT
     k: int | None = None
     value: float = 1.0
+    #: the spec as the user wrote it (``parse_reducer``): stored and shown as written, never
+    #: rebuilt from the parsed numbers (``%g`` would turn ``value=0.99999999`` into 1)
+    written: str | None = field(default=None, compare=False)
 
     @property
     def spec(self) -> str:
+        if self.written is not None:
+            return self.written
         if self.k is None:
             return self.name
-        return f"{self.name}:k={self.k}" + ("" if self.value == 1.0 else f",value={self.value:g}")
+        return f"{self.name}:k={self.k}" + ("" if self.value == 1.0 else f",value={self.value!r}")
 
     def check_epochs(self, epochs: int, where: str) -> None:
         if self.k is not None and self.k > epochs:
@@ -96,7 +112,10 @@ class Reducer:
 
 
 def parse_reducer(text: str, where: str = "--reducer") -> Reducer:
-    """``NAME`` or ``NAME:key=value,...``; an InputError names what is wrong."""
+    """``NAME`` or ``NAME:key=value,...``; an InputError names what is wrong. The parsed reducer
+    keeps ``text`` as its spec and uses ``value`` exactly as written."""
+    if not text.strip():
+        raise InputError(f"{where}: expected a reducer name (known: {', '.join(REDUCERS)})")
     name, _, rest = text.strip().partition(":")
     name = name.strip()
     if name not in REDUCERS:
@@ -108,6 +127,8 @@ def parse_reducer(text: str, where: str = "--reducer") -> Reducer:
         if not sep or key.strip() not in allowed:
             known = f" (it takes {', '.join(sorted(allowed))})" if allowed else " (it takes none)"
             raise InputError(f"{where}: reducer {name} has no parameter {part!r}{known}")
+        if key.strip() in params:
+            raise InputError(f"{where}: reducer {name}: {key.strip()} is given twice")
         params[key.strip()] = value.strip()
     k = None
     if "k" in params:
@@ -123,7 +144,9 @@ def parse_reducer(text: str, where: str = "--reducer") -> Reducer:
         value = float(params.get("value", 1.0))
     except ValueError:
         raise InputError(f"{where}: reducer {name}: value must be a number, not {params['value']!r}") from None
-    return Reducer(name, k, value)
+    if not math.isfinite(value):
+        raise InputError(f"{where}: reducer {name}: value must be a finite number, not {params['value']!r}")
+    return Reducer(name, k, value, written=text.strip())
 
 
 def to_float(raw: float | str | bool) -> float:
@@ -154,6 +177,46 @@ def reduce_trials(reducer: Reducer, trials: Sequence[Trial]) -> Reduced:
         errors = [t.error for t in trials if t.error]
         first = errors[0] if errors else "no value"
         return Reduced(error=f"every epoch failed ({len(trials)}): {first}")
+    dicts = [t for t in scored if isinstance(t.value, dict)]
+    if dicts:
+        return _reduce_dicts(reducer, trials, scored, dicts)
+    reduced = _reduce_scalars(reducer, trials, scored)
+    if isinstance(reduced.value, float) and math.isnan(reduced.value):
+        shown = ", ".join(str(t.raw) for t in scored)
+        return Reduced(error=f"{reducer.spec} of the epochs is not a number (NaN) from {shown}")
+    return reduced
+
+
+def _reduce_dicts(reducer: Reducer, trials: Sequence[Trial], scored: Sequence[Trial],
+                  dicts: Sequence[Trial]) -> Reduced:
+    """Key by key, as inspect_ai reduces dict-valued scores: the keys of the first dict, each
+    key's scored values (``None`` is unscored) reduced alone; the result is a dict."""
+    if len(dicts) != len(scored):
+        return Reduced(error="cannot reduce epochs whose values mix dicts and plain values")
+    keys = list(dicts[0].value)  # type: ignore[arg-type]
+    for t in dicts[1:]:
+        if set(t.value) != set(keys):  # type: ignore[arg-type]
+            return Reduced(error=f"cannot reduce dict values with different keys: {sorted(keys)} vs "
+                                 f"{sorted(t.value)}")  # type: ignore[arg-type]
+    out: dict[str, Any] = {}
+    for key in keys:
+        per_key = [Trial(value=v) if isinstance(v, (int, float)) and not isinstance(v, bool) else Trial(label=str(v))
+                   if isinstance(v, str) else Trial(value=float(v)) if isinstance(v, bool) else Trial()
+                   for v in (t.value[key] for t in dicts)]  # type: ignore[index]
+        kept = [t for t in per_key if t.scored and not (isinstance(t.value, float) and math.isnan(t.value))]
+        if not kept:
+            return Reduced(error=f"{reducer.spec}: no epoch scored key {key!r}")
+        reduced = _reduce_scalars(reducer, per_key, kept)
+        if reduced.error is not None:
+            return Reduced(error=f"key {key!r}: {reduced.error}")
+        value = reduced.value if reduced.value is not None else reduced.label
+        if isinstance(value, float) and math.isnan(value):
+            return Reduced(error=f"{reducer.spec} of key {key!r} over the epochs is not a number (NaN)")
+        out[key] = value
+    return Reduced(value=out, passed=_shared(scored, "passed"))
+
+
+def _reduce_scalars(reducer: Reducer, trials: Sequence[Trial], scored: Sequence[Trial]) -> Reduced:
     name = reducer.name
     if name in ("mean", "median"):
         stat: Callable[[list[float]], float] = statistics.mean if name == "mean" else statistics.median
