@@ -8,6 +8,7 @@ cut the per-model limit on pushback, back off and retry -> record usage -> cache
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 import time
@@ -112,6 +113,9 @@ class ModelLayer:
         #: every model that can be batched, otherwise only models whose settings say ``batch``.
         self.batch: Any = None
         self.batch_all = False
+        #: calls in flight by cache key: an identical request made meanwhile waits for that call
+        #: instead of sending its own (``_coalesced``)
+        self._in_flight: dict[str, _InFlight] = {}
 
     # -- configuration -------------------------------------------------------
     def settings_for(self, model: str) -> ModelSettings:
@@ -257,6 +261,13 @@ class ModelLayer:
                 log.debug("cache hit %s for %s", key[:12], model, extra={"key_inputs": inputs})
                 return completion
         log.debug("cache miss %s for %s", key[:12], model, extra={"key_inputs": inputs})
+        if not self.use_cache or no_cache:  # asked not to reuse answers: every request is its own call
+            return await self._fresh(model, messages, sent, key, inputs, template)
+        return await self._coalesced(key, lambda: self._fresh(model, messages, sent, key, inputs, template))
+
+    async def _fresh(self, model: str, messages: list[dict[str, Any]], sent: dict[str, Any], key: str,
+                     inputs: dict[str, Any], template: "str | tuple[str, ...] | None") -> Completion:
+        """The call itself (a cache miss): sent, its usage recorded, its answer cached."""
         if self._batched(model):
             completion = await self.batch.request(model, messages, sent, key, inputs)  # it caches the answer
             completion.key_inputs = inputs
@@ -269,6 +280,43 @@ class ModelLayer:
                             usage=completion.usage.to_dict(), latency_ms=completion.latency_ms)
         await self._cache_put(key, record)  # only answers get here: errors are never cached
         return completion
+
+    async def _coalesced(self, key: str, call: Callable[[], Any]) -> Completion:
+        """One call per cache key in flight: an identical request made while it runs waits for
+        it and gets the same answer (counted as a cache hit, as it would be a moment later) or
+        the same error, so ``--plan``'s forecast and the provider's bill agree. The call runs as
+        its own task: a cancelled waiter leaves it to the others; it is cancelled only when
+        every waiter is gone."""
+        loop = asyncio.get_running_loop()
+        shared = self._in_flight.get(key)
+        if shared is not None and shared.task.get_loop() is not loop:
+            shared = None  # another loop's call (a second event loop in this process): not awaitable here
+        owner = shared is None
+        if owner:
+            shared = _InFlight(loop.create_task(call()))
+            self._in_flight[key] = shared
+            shared.task.add_done_callback(lambda task, key=key: self._forget(key, task))
+        shared.waiters += 1
+        try:
+            completion = await asyncio.shield(shared.task)
+        except asyncio.CancelledError:
+            shared.waiters -= 1
+            if shared.waiters == 0 and not shared.task.done():
+                shared.task.cancel()
+            raise
+        shared.waiters -= 1
+        if owner:
+            return completion
+        joined = dataclasses.replace(completion, cached=True, attempts=0)
+        self.usage.record(joined)
+        return joined
+
+    def _forget(self, key: str, task: "asyncio.Task[Any]") -> None:
+        shared = self._in_flight.get(key)
+        if shared is not None and shared.task is task:
+            del self._in_flight[key]
+        if not task.cancelled():
+            task.exception()  # retrieved: a failed call nobody waits for any more is not logged as lost
 
     def _batched(self, model: str) -> bool:
         if self.batch is None:
@@ -462,6 +510,14 @@ class ModelLayer:
 
     def close(self) -> None:
         """Nothing to release yet: the background loop is shared by the process (see background.py)."""
+
+
+@dataclass
+class _InFlight:
+    """A model call in flight and how many requests wait for it."""
+
+    task: "asyncio.Task[Any]"
+    waiters: int = 0
 
 
 def _tool_calls(message: Any) -> list[dict[str, Any]] | None:
