@@ -214,7 +214,8 @@ def merge_scorer_choice(suite_specs: list[ScorerSpec], chosen: list[ScorerSpec])
         if base is not None:
             spec = ScorerSpec(spec.name, {**base.config, **spec.config},
                               spec.threshold if spec.threshold is not None else base.threshold, spec.origin,
-                              reducer=spec.reducer or base.reducer)
+                              reducer=spec.reducer or base.reducer, batch_size=spec.batch_size or base.batch_size,
+                              extract=spec.extract or base.extract)
         out.append(spec)
     return out
 
@@ -243,6 +244,33 @@ def with_reducers(specs: list[ScorerSpec], reducers: Sequence[tuple[str | None, 
         reducer = parse_reducer(chosen or spec.reducer or "mean", where)
         reducer.check_epochs(epochs, where)
         out.append(dataclasses.replace(spec, reducer=reducer.spec if (chosen or spec.reducer) else None))
+    return out
+
+
+def with_extractions(specs: list[ScorerSpec], extracts: Sequence[tuple[str | None, str]],
+                     suite_default: tuple[str, ...] | None = None) -> list[ScorerSpec]:
+    """The specs with their extraction steps: ``--extract [SCORER=]STEP`` (repeatable, steps in
+    order; a named scorer's own over the steps for all), else the scorer entry's ``extract:``,
+    else the suite's ``extract:``. Every step is checked here, before anything runs."""
+    import dataclasses
+
+    from .extraction import parse_extraction
+
+    names = {s.name for s in specs}
+    every = tuple(step for scorer, step in extracts if scorer is None)
+    named: dict[str, tuple[str, ...]] = {}
+    for scorer, step in extracts:
+        if scorer is not None:
+            if scorer not in names:
+                raise InputError(f"--extract {scorer}={step}: scorer {scorer!r} is not part of this run")
+            named[scorer] = (*named.get(scorer, ()), step)
+    out = []
+    for spec in specs:
+        steps = named.get(spec.name) or every or spec.extract or suite_default
+        if steps:
+            steps = parse_extraction(steps, "--extract" if (named.get(spec.name) or every) else
+                                     (spec.origin or "extract")).steps
+        out.append(dataclasses.replace(spec, extract=steps or None))
     return out
 
 
@@ -473,14 +501,16 @@ class Application:
              concurrency: int = 4, format: str | None = None, field_map: dict[str, str] | None = None,
              batch: bool = False, calibrated: bool = False,
              default_scorers: list[ScorerSpec] | None = None, epochs: int | None = None,
-             reducers: Sequence[tuple[str | None, str]] = ()) -> "RunPlan":
+             reducers: Sequence[tuple[str | None, str]] = (),
+             extracts: Sequence[tuple[str | None, str]] = ()) -> "RunPlan":
         """Load and check everything a run needs (scorer names and configs, required fields,
         executors, judge models and templates) without touching the database: bad input
         raises ``evalyard.InputError``. ``calibrated``: every judge with a saved calibration uses
         its fitted threshold (as ``threshold: calibrated`` does for one scorer);
         ``default_scorers``: the scorers when neither ``scorers`` nor the suite names any (a
         data file resumed as the run it started); ``epochs``: trials per case (None: the suite's,
-        else 1); ``reducers``: ``(scorer or None for all, spec)`` pairs, over the suite's own."""
+        else 1); ``reducers``: ``(scorer or None for all, spec)`` pairs, over the suite's own;
+        ``extracts``: ``(scorer or None for all, extraction step)`` pairs, over the suite's own."""
         from .runner import check_cases, prepare_generator, prepare_scorers
 
         loaded, _ = self.load_suite(suite, name=name or None, format=format, field_map=field_map)
@@ -505,6 +535,7 @@ class Application:
             specs = default_scorers
         epochs = epochs or loaded.epochs or 1
         specs = with_reducers(specs, reducers, epochs)
+        specs = with_extractions(specs, extracts, loaded.extract)
         if epochs > 1:
             run_settings["epochs"] = epochs
         prepared = prepare_scorers(specs, registry, executor or loaded.executor)
@@ -694,7 +725,8 @@ class Application:
         registry = with_prompt_scorers(self.registry, runtime.prompts) if run_settings.get("prompt_dirs") else \
             self.registry
         specs = [ScorerSpec(s.get("qualified") or s["name"], s["config"], s.get("threshold"), origin=origin,
-                            reducer=s.get("reducer")) for s in row.scorers]
+                            reducer=s.get("reducer"), extract=tuple(s["extract"]) if s.get("extract") else None)
+                 for s in row.scorers]
         prepared = prepare_scorers(specs, registry, executor)
         for p, stored in zip(prepared, row.scorers):
             p.spec.name = stored["name"]  # results stay keyed by the name the run was started with

@@ -170,6 +170,7 @@ def _spec(base: RunRequest) -> dict[str, Any]:
         elif isinstance(chosen, type) and issubclass(chosen, Scorer):
             scorers.append({"name": chosen.name})
     return {"scorers": scorers, "reducers": [list(pair) for pair in base.reducers],
+            "extracts": [list(pair) for pair in base.extracts],
             **{key: getattr(base, key) for key in SHARED}}
 
 
@@ -179,6 +180,7 @@ def _shared_settings(spec: dict[str, Any]) -> dict[str, Any]:
     scorers = [ScorerSpec(s["name"], s.get("config") or {}, s.get("threshold"), origin="experiment")
                for s in spec.get("scorers") or []]
     return {"scorers": scorers or None, "reducers": [tuple(pair) for pair in spec.get("reducers") or []],
+            "extracts": [tuple(pair) for pair in spec.get("extracts") or []],
             **{key: spec[key] for key in SHARED if key in spec}}
 
 

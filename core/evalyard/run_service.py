@@ -55,6 +55,8 @@ class RunRequest:
     epochs: int | None = None
     #: ``(scorer name or None for every scorer, reducer spec)`` pairs (``--reducer``)
     reducers: Sequence[tuple[str | None, str]] = ()
+    #: ``(scorer name or None for every scorer, extraction step)`` pairs (``--extract``), in order
+    extracts: Sequence[tuple[str | None, str]] = ()
     on_progress: Callable[[int], None] | None = None
     #: called with (run id, results to make) once the run exists (a new run) or is found (a resume)
     on_start: Callable[[str, int], None] | None = None
@@ -77,8 +79,8 @@ class RunRequest:
             parse_cluster(self.cluster)  # a malformed option fails before the run, not after it
         if self.epochs is not None and self.epochs < 1:
             raise InputError(f"--epochs {self.epochs}: give 1 or more")
-        if self.resume and self.suite is None and (self.epochs or self.reducers):
-            raise InputError("--resume RUN_ID keeps the run's own epochs and reducers")
+        if self.resume and self.suite is None and (self.epochs or self.reducers or self.extracts):
+            raise InputError("--resume RUN_ID keeps the run's own epochs, reducers and extraction")
 
 
 @dataclass
@@ -207,7 +209,7 @@ def _plan(app: "Application", request: RunRequest):
                     use_cache=request.use_cache, max_cost=request.max_cost, concurrency=request.concurrency,
                     format=request.format, field_map=request.field_map, batch=request.batch,
                     calibrated=request.calibrated, default_scorers=default_scorers, epochs=request.epochs,
-                    reducers=request.reducers)
+                    reducers=request.reducers, extracts=request.extracts)
 
 
 def _after_run(app: "Application", request: RunRequest, outcome: RunOutcome, plan, outputs) -> None:

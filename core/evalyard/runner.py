@@ -25,6 +25,7 @@ from typing import Any, Callable, Coroutine, Iterator, TypeVar
 
 from .errors import BatchStopped, ConfigError, EvalyardError, InputError, StopRun, UnknownNameError
 from .analysis.reducers import Reducer, Trial, parse_reducer
+from .extraction import Extraction, ExtractionFailed, parse_extraction
 from .executors import Budget, canonical_name
 from .models.trial import trial
 from .registry import Entry, Registry
@@ -69,6 +70,8 @@ class PreparedScorer:
     calibration_used: dict[str, Any] | None = None
     #: how its trials make a case's score in a run with --epochs (``evalyard.analysis.reducers``)
     reducer: Reducer = Reducer()
+    #: the steps that read the candidate before this scorer does (``evalyard.extraction``), or None
+    extraction: Extraction | None = None
 
     @property
     def name(self) -> str:
@@ -90,6 +93,8 @@ class PreparedScorer:
     def describe(self) -> dict[str, Any]:
         cls = type(self.scorer)
         identity = {"scorer": self.entry.qualified, **_jsonable(self.scorer.fingerprint_data())}
+        if self.extraction is not None:  # the same scorer reading another extraction gives other values
+            identity["extract"] = self.extraction.spec
         description = {
             "name": self.name,
             "qualified": self.entry.qualified,
@@ -103,6 +108,8 @@ class PreparedScorer:
             "fingerprint": fingerprint(identity),
             "fingerprint_data": identity,
         }
+        if self.extraction is not None:
+            description["extract"] = self.extraction.spec
         if self.calibration:
             description["calibration"] = self.calibration
         if self.calibration_used:
@@ -156,7 +163,8 @@ def prepare_scorers(specs: list[ScorerSpec], registry: Registry, executor: str |
             raise InputError(f"{where}: scorer {spec.name!r} wants executor {chosen!r}, which no plugin registered "
                              f"(known: {', '.join(sorted(e.name for e in registry.executors))})")
         reducer = parse_reducer(spec.reducer, f"{where}: scorer {spec.name!r}") if spec.reducer else Reducer()
-        prepared.append(PreparedScorer(spec, scorer, entry, chosen, reducer=reducer))
+        extraction = parse_extraction(spec.extract, f"{where}: scorer {spec.name!r}") if spec.extract else None
+        prepared.append(PreparedScorer(spec, scorer, entry, chosen, reducer=reducer, extraction=extraction))
     if not prepared:
         raise InputError("no scorers selected: list them in the suite file or pass --scorer NAME")
     return prepared
@@ -574,7 +582,9 @@ class Runner:
             # A case whose candidate could not be generated cannot be scored on it: an error, not a 0.
             # Scores go back to their trials by position: with epochs a case id names several trials.
             needs_candidate = "candidate" in p.scorer.required_fields()
-            runnable_at = [i for i, c in enumerate(batch) if c.candidate is not None or not needs_candidate]
+            unread = self._read_answers(p, batch)  # the answers as the user reads them
+            runnable_at = [i for i, c in enumerate(batch)
+                           if i not in unread and (c.candidate is not None or not needs_candidate)]
             runnable = [batch[i] for i in runnable_at]
             stop = None
             try:
@@ -591,8 +601,8 @@ class Runner:
                 return p, batch, scores, time.perf_counter() - t0, None
             at = dict(zip(runnable_at, scores))  # after a stop, some runnable trials have no score yet
             unscorable = set(range(len(batch))) - set(runnable_at)
-            ordered = [Score.failure("no candidate: its generation failed") if i in unscorable else at.get(i)
-                       for i in range(len(batch))]
+            ordered = [unread[i] if i in unread else Score.failure("no candidate: its generation failed")
+                       if i in unscorable else at.get(i) for i in range(len(batch))]
             if stop is not None:  # only what finished: a case cut short is scored again on resume
                 kept = [(c, s) for c, s in zip(batch, ordered) if s is not None]
                 return p, [c for c, _ in kept], [s for _, s in kept], time.perf_counter() - t0, stop
@@ -610,11 +620,29 @@ class Runner:
         jobs = (run_batch(p, batch) for p, batch in self._batches(run_id, suite_id, prepared, windows))
         await self._bounded(jobs, finish)
 
+    @staticmethod
+    def _read_answers(p: PreparedScorer, batch: list[Case]) -> dict[int, Score]:
+        """Each candidate of ``batch`` replaced, in place, by what ``p``'s extraction reads in it;
+        the positions where it finds nothing, with that case's error (never an empty answer)."""
+        if p.extraction is None:
+            return {}
+        unread = {}
+        for i, case in enumerate(batch):
+            if case.candidate is None:
+                continue
+            try:
+                batch[i] = dataclasses.replace(case, candidate=p.extraction(case.candidate))
+            except ExtractionFailed as exc:
+                unread[i] = Score.failure(str(exc))
+        return unread
+
     def _record(self, run_id: str, p: PreparedScorer, batch: list[Case], scores: list[Any], elapsed: float) -> None:
         per_case_ms = elapsed * 1000 / max(1, len(batch))
         rows = []
         for case, raw in zip(batch, scores):
             score = self._judged(p, _checked(raw, p.name))
+            if p.extraction is not None and score.error is None and case.candidate is not None:
+                score.details = {**(score.details or {}), "extracted": case.candidate}  # beside the raw answer
             if score.error is not None:
                 self.errors += 1
             rows.append({

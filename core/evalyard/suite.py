@@ -28,6 +28,8 @@ class ScorerSpec:
     reducer: str | None = None
     #: cases per call of the scorer (None: the scorer's own ``batch_size``); values never depend on it
     batch_size: int | None = None
+    #: extraction steps applied to the candidate before this scorer reads it (``evalyard.extraction``)
+    extract: tuple[str, ...] | None = None
 
 
 class Suite:
@@ -66,6 +68,8 @@ class Suite:
         #: a suite file's ``generator:``: (name, config) of what fills missing candidates
         #: (``--generator`` and ``--model`` override)
         self.generator: tuple[str, dict[str, Any]] | None = None
+        #: a suite file's ``extract:``: extraction steps for every scorer without its own (``--extract`` overrides)
+        self.extract: tuple[str, ...] | None = None
         self._cases = list(cases) if cases is not None else None
         self._origins = origins
         self._read = read

@@ -25,12 +25,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from .errors import InputError, PluginError, UnknownNameError
+from .cases import check_case_text
+from .valid_text import check_text
 from .registry import Registry
 from .scoring import CASE_FIELDS, Case
 from .suite import CALIBRATED, ScorerSpec, Suite
 
 SUITE_KEYS = ("name", "description", "data", "format", "cases", "fields", "scorers", "thresholds", "models",
-              "prompts", "executor", "cluster", "matrix", "epochs", "reducer", "generator")
+              "prompts", "executor", "cluster", "matrix", "epochs", "reducer", "generator", "extract")
 MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "batch", "batch_poll_s",
               "supports_schema", "supports_logprobs")
 
@@ -137,9 +139,10 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
             raise InputError("each scorer is a name or a mapping with 'name'", path=path, line=_line_of(item, line),
                              field="scorers")
         item_line = _line_of(item, line)
-        unknown = set(item) - {"name", "config", "threshold", "reducer", "batch_size"}
+        unknown = set(item) - {"name", "config", "threshold", "reducer", "batch_size", "extract"}
         if unknown:
-            raise InputError(f"unknown key {sorted(unknown)[0]!r} (known: name, config, threshold, reducer, batch_size)",
+            raise InputError(f"unknown key {sorted(unknown)[0]!r} (known: name, config, threshold, reducer, batch_size, "
+                             "extract)",
                              path=path, line=item_line, field="scorers")
         config = item.get("config") or {}
         if not isinstance(config, dict):
@@ -155,7 +158,9 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
             raise InputError("expected a whole number of at least 1", path=path, line=item_line,
                              field=f"scorers.{item['name']}.batch_size")
         specs.append(ScorerSpec(name=item["name"], config=dict(config), threshold=threshold,
-                                origin=f"{path}:{item_line}", reducer=reducer, batch_size=batch_size))
+                                origin=f"{path}:{item_line}", reducer=reducer, batch_size=batch_size,
+                                extract=_extract(item.get("extract"), path, _key_line(item, "extract", item_line),
+                                                 f"scorers.{item['name']}.extract")))
     if thresholds is not None:
         if not isinstance(thresholds, dict):
             raise InputError("expected a mapping of scorer name to number", path=path, line=line, field="thresholds")
@@ -169,6 +174,18 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
             else:
                 specs.append(ScorerSpec(name=name, threshold=float(value), origin=f"{path}:{_line_of(thresholds)}"))
     return specs
+
+
+def _extract(raw: Any, path: str, line: int, field: str) -> tuple[str, ...] | None:
+    """Extraction steps (a step, or a list of them in order), checked; None when absent."""
+    if raw is None:
+        return None
+    from .extraction import parse_extraction
+
+    try:
+        return parse_extraction(raw if isinstance(raw, (str, list)) else [raw], "extract").steps
+    except InputError as exc:
+        raise InputError(str(exc).removeprefix("extract: "), path=path, line=line, field=field) from None
 
 
 def _reducer(raw: Any, path: str, line: int, field: str) -> str | None:
@@ -220,6 +237,7 @@ def data_file_reader(path: Path, registry: Registry, field_map: dict[str, str] |
         for pair in pairs:
             if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], Case)):
                 raise bad(f"an item {type(pair).__name__}")
+            check_case_text(pair[0], str(pair[1]))  # a plugin's format builds its cases itself
             yield pair[0], str(pair[1])
 
     loaded = entry.obj.load(path, field_map)
@@ -243,6 +261,8 @@ def data_file_reader(path: Path, registry: Registry, field_map: dict[str, str] |
     if not cases:
         raise InputError("the file has no cases", path=str(path), line=1)
     pairs = list(zip(cases, [str(o) for o in origins]))
+    for case, origin in pairs:
+        check_case_text(case, origin)
     return lambda: iter(pairs)
 
 
@@ -287,6 +307,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
     except RecursionError:
         raise InputError("YAML nested too deeply", path=str(path), line=1) from None
     sp = str(path)
+    check_text(doc, path=sp, line=1)  # before any message quotes a key or value of it
     if not isinstance(doc, dict):
         raise InputError("a suite file is a mapping with 'name' and 'cases' or 'data'", path=sp, line=1)
     refused = [k for k in doc if k in REFUSED_SUITE_KEYS]
@@ -372,6 +393,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
     suite.matrix = matrix
     suite.epochs = epochs if epochs is not None else (matrix or {}).get("epochs")
     suite.generator = _generator(doc.get("generator"), sp, _line_of(doc))
+    suite.extract = _extract(doc.get("extract"), sp, _key_line(doc, "extract", _line_of(doc)), "extract")
     return suite, suite.origins
 
 

@@ -107,6 +107,11 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
               help="How a case's epochs make its score: mean (default), median, mode, max, min, pass_at_k:k=N, "
                    "at_least_k:k=N (optionally ,value=V: what counts as correct, default 1); for every scorer, or "
                    "SCORER=... for one (repeatable).")
+@click.option("--extract", "extracts", multiple=True, metavar="[SCORER=]STEP",
+              help="Read the answer as a user would before scoring it: code (the first fenced block; code:python), "
+                   "regex:PATTERN (its first group), after:MARKER (the text after the last MARKER, e.g. after:####), "
+                   "json:PATH, drop_reasoning (<think> blocks out), strip. Repeatable: steps apply in order; "
+                   "SCORER=STEP for one scorer. An answer where a step finds nothing is that case's error.")
 @click.option("--output", "outputs", multiple=True, metavar="NAME[=TARGET]",
               help="After the run, also write it with this output format (repeatable): jsonl, csv, parquet, junit, "
                    "otel, html or a plugin's (`evalyard plugins`); TARGET is a file (default evalyard-RUN_ID.EXT) "
@@ -114,8 +119,8 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,
         generator, max_errors, name, junit_path, judge_model, gen_models, gen_prompts, params, prompts_dirs, batch,
-        no_cache, max_cost, run_to_cap, plan_only, verbose, calibrated, otel, cluster, epochs, reducers, outputs,
-        db_url):
+        no_cache, max_cost, run_to_cap, plan_only, verbose, calibrated, otel, cluster, epochs, reducers, extracts,
+        outputs, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -148,6 +153,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         calibrated=calibrated, max_errors=max_errors, fail_under=_parse_fail_under(fail_under),
         fail_on_error=fail_on_error, cluster=cluster, outputs=wanted, forecast_only=plan_only, epochs=epochs,
         reducers=[_parse_reducer_option(text) for text in reducers],
+        extracts=[_parse_extract_option(text) for text in extracts],
         on_progress=progress.update, on_start=lambda run_id, total: (started.append(run_id), progress.start(total)))
     with results_stream() as out:
         restore_sigterm = terminate_as_interrupt()
@@ -167,6 +173,20 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         print_outcome(outcome, as_json, out)
     if outcome.failed:
         sys.exit(1)
+
+
+def _parse_extract_option(text: str) -> tuple[str | None, str]:
+    """``STEP`` for every scorer, or ``SCORER=STEP`` for one; a step's own argument may hold ``=``
+    (``regex:a=(\\d+)``), so a text that starts with a step's name is a step."""
+    from ..extraction import is_step
+
+    if is_step(text):
+        return None, text
+    scorer, eq, step = text.partition("=")
+    if not eq or not scorer.strip() or not step:
+        raise CLIError(f"--extract {text!r}: expected [SCORER=]STEP (code, regex:..., after:..., json:..., "
+                       "drop_reasoning, strip)")
+    return scorer.strip(), step
 
 
 def _parse_reducer_option(text: str) -> tuple[str | None, str]:

@@ -301,8 +301,13 @@
         turns.id = "cv-conversation";
         cvBody.appendChild(turns);
       }
+      // an extraction (--extract) read the answer before a scorer did: the raw answer beside what each read
+      var read = S.filter(function (s) { var d = R[s.name].d[i]; return d && d.extracted != null; });
       if (B) {
         cvBody.appendChild(el("div", { cls: "two-col" }, [field("candidate (base)", textBlock(B.candidate[i])), field("candidate", textBlock(C.candidate[i]))]));
+      } else if (read.length) {
+        cvBody.appendChild(el("div", { cls: "two-col extracted" }, [field("candidate as written", textBlock(C.candidate[i]))]
+          .concat(read.map(function (s) { return field("as " + s.name + " read it", textBlock(R[s.name].d[i].extracted)); }))));
       } else if (!messages || C.candidate[i] != null) cvBody.appendChild(field("candidate", textBlock(C.candidate[i])));
       if (C.reference[i] != null) cvBody.appendChild(field("reference", textBlock(C.reference[i])));
       if (C.context[i] && C.context[i].length) {
