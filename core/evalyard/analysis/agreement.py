@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .stats import bootstrap
+from .stats import bootstrap, wilson_ci
 
 #: Spellings of a positive / negative verdict, so human "1"/"true"/"pass" meets a judge's "yes".
 POSITIVE = {"1", "1.0", "yes", "y", "true", "pass", "passed", "correct", "good", "supported", "positive", "faithful",
@@ -133,12 +133,23 @@ def _interval(statistic: Any, n: int) -> list[float] | None:
     return bootstrap(statistic, n)
 
 
+def share_interval(flags: Sequence[bool]) -> list[float] | None:
+    """The 95% interval of a share (accuracy, position consistency): the bootstrap over cases, or,
+    when every case has the same outcome (all hits, all misses) and the bootstrap has no spread, the
+    Wilson interval, as ``compare`` does (``pairwise.pairwise_stats``): 0 of 8 is not [0, 0]."""
+    n = len(flags)
+    if n and len(set(flags)) == 1:
+        ci = wilson_ci(sum(flags), n)
+        return list(ci) if ci else None
+    return _interval(lambda rows: sum(flags[i] for i in rows) / len(rows), n)
+
+
 def figures(truth: Sequence[Any], predicted: Sequence[Any]) -> dict[str, Any]:
     """Accuracy and Cohen's kappa of ``predicted`` against ``truth``, each with its 95% bootstrap interval."""
     n = len(truth)
     hits = [t == p for t, p in zip(truth, predicted)]
     return {"n": n, "accuracy": sum(hits) / n if n else None,
-            "accuracy_ci": _interval(lambda rows: sum(hits[i] for i in rows) / len(rows), n),
+            "accuracy_ci": share_interval(hits),
             "kappa": cohen_kappa(truth, predicted),
             "kappa_ci": _interval(lambda rows: cohen_kappa([truth[i] for i in rows],
                                                            [predicted[i] for i in rows]), n)}
@@ -161,13 +172,16 @@ def _predict(values: Sequence[float], threshold: float, direction: str) -> list[
 
 def best_threshold(values: Sequence[float], positive: Sequence[bool], direction: str | None = None) -> dict[str, Any] | None:
     """The cut that best separates positives: predict positive when value >= t (direction ``>=``) or
-    value < t (``<=``: the values run against the labels); ``direction=None`` tries both.
+    value < t (direction ``<``: the values run against the labels; ``<=``, its name in earlier
+    releases, is taken as ``<``); ``direction=None`` tries both.
     Highest accuracy wins; among equals, the highest kappa, then ``>=``, then the lowest t."""
     if not values or len(set(positive)) < 2:
         return None
     best: tuple | None = None
     truth = [str(p) for p in positive]
-    for way in ([direction] if direction else [">=", "<="]):
+    if direction == "<=":
+        direction = "<"
+    for way in ([direction] if direction else [">=", "<"]):
         for t in _cuts(values):
             guesses = _predict(values, t, way)
             accuracy = sum(g == p for g, p in zip(guesses, positive)) / len(values)
@@ -391,6 +405,16 @@ def _positive_side(pairs: list[Pair], positive: str | None) -> list[bool] | None
     return [h == positive for h in humans]
 
 
+def _side_names(pairs: list[Pair], sides: Sequence[bool]) -> tuple[str, str]:
+    """The humans' own names of the positive and the negative side (``correct``/``incorrect``), so
+    a confusion matrix reads in their words; ``yes``/``no`` where a side goes by several names."""
+    positive = {as_text(p.human) for p, side in zip(pairs, sides) if side}
+    negative = {as_text(p.human) for p, side in zip(pairs, sides) if not side}
+    if len(positive) == 1 and len(negative) == 1:
+        return positive.pop(), negative.pop()
+    return "yes", "no"
+
+
 def orders_disagree(winners: Sequence[Any]) -> bool:
     """A pairwise verdict whose two orders named different winners (a tie counts as a winner of its
     own): the one definition of "position-inconsistent" for ``compare --judge`` and ``calibrate``."""
@@ -410,7 +434,7 @@ def pairwise_figures(pairs: list[Pair], truth: Sequence[str], predicted: Sequenc
     consistent = [not orders_disagree(_winners(p)) for p in pairs]
     return {"n": n, "decided": n - ties, "ties_or_splits": ties,
             "position_consistency": sum(consistent) / n if n else None,
-            "position_consistency_ci": _interval(lambda rows: sum(consistent[i] for i in rows) / len(rows), n),
+            "position_consistency_ci": share_interval(consistent),
             **{k: v for k, v in figures(truth, predicted).items() if k != "n"}}
 
 
@@ -536,8 +560,9 @@ def agreement_report(pairs: list[Pair], *, higher_is_better: bool = True, scorer
                     basis = (f"{_rule(best['threshold'], best['direction'])}, {best['held_out']['method']} (the "
                              f"scorer has no threshold of its own)")
                 if guesses is not None:
-                    truth = ["yes" if s else "no" for s in sides]
-                    predicted = ["yes" if g else "no" for g in guesses]
+                    yes, no = _side_names(valued, sides)
+                    truth = [yes if s else no for s in sides]
+                    predicted = [yes if g else no for g in guesses]
                     compared = valued
                     report["labels"] = {"basis": basis, **label_agreement(truth, predicted)}
                     if at_scorer is not None:

@@ -14,8 +14,9 @@ calibrated`` or ``evalyard run --calibrated``).
   threshold a run uses without ``--calibrated`` (nothing fitted), with 95% bootstrap intervals,
   and ``scorer_threshold``, that threshold; ``points`` (``value``, ``positive``): each case's
   value and human side, so a run with another threshold gets its own figure;
-- ``threshold``, ``direction``: the fitted cut (positive when value >= threshold; ``<=`` means
-  the judge's values run against the labels, and ``--calibrated`` refuses it, saying so);
+- ``threshold``, ``direction``: the fitted cut (positive when value >= threshold; ``<``: positive
+  when value < threshold, the judge's values run against the labels, and ``--calibrated``
+  refuses it, saying so; ``<=`` in calibrations saved by earlier releases means the same ``<``);
 - ``held_out``: ``{method, n, accuracy, accuracy_ci, kappa, kappa_ci}`` of the fitted cut on
   cases it was not fitted on (cross-validated): what a ``--calibrated`` run gets;
 - ``value``: what the cut applies to: ``value``, ``calibration_value`` (``Scorer.calibration_value``)
@@ -99,7 +100,7 @@ def apply_calibration(p: Any, row: Any, every_judge: bool = False) -> str | None
         return None
     if summary.get("threshold") is None or summary.get("direction") != ">=":
         reason = (f"its values run against the human labels (positive when value < {summary['threshold']:.4g}), "
-                  f"and a scorer passes on high values" if summary.get("direction") == "<="
+                  f"and a scorer passes on high values" if summary.get("direction") in ("<", "<=")
                   else "it has no fitted threshold")
         if asked:
             raise InputError(f"{where}: the saved calibration {row.id} of {p.name!r} cannot give a threshold: "

@@ -83,7 +83,7 @@ def render_text(report: dict[str, Any], show: int) -> str:
     if best:
         text = (f"calibrated threshold {_rule(best)}: {_held(best['held_out'])}; on the cases it was fitted on "
                 f"(optimistic): accuracy {_fmt(best['accuracy'])}")
-        if best["direction"] == "<=":
+        if best["direction"] in ("<", "<="):  # "<=": a calibration saved by an earlier release
             text += " (the values run against the labels: --calibrated refuses this threshold)"
         lines.append(text)
         if "scorer_threshold" in best and not at:

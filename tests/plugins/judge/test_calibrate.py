@@ -55,7 +55,8 @@ def test_best_threshold_separates_and_keeps_the_direction():
         "threshold": 0.5, "direction": ">=", "accuracy": 1.0, "kappa": 1.0}
     assert best_threshold(values, [True, True, True, False, False, False], "<=")["threshold"] == 0.5
     found = best_threshold(values, [True, True, True, False, False, False])  # either direction
-    assert found["direction"] == "<=" and found["accuracy"] == 1.0
+    assert found["direction"] == "<" and found["accuracy"] == 1.0  # positive when value < 0.5: "<", as it predicts
+    assert best_threshold(values, [True, True, True, False, False, False], "<") == found
 
 
 def test_the_example_file_against_the_contains_scorer(app):
@@ -64,13 +65,14 @@ def test_the_example_file_against_the_contains_scorer(app):
     report = json.loads(result.output)
     assert report["cases"] == report["compared"] == 46 and report["human_kind"] == "binary"
     labels = report["labels"]
-    assert labels["basis"] == "value >= 1" and labels["confusion"] == {"labels": ["no", "yes"],
-                                                                        "matrix": [[14, 7], [10, 15]]}
+    # in the humans' own words (issue 50: it said no/yes for correct/incorrect labels)
+    assert labels["basis"] == "value >= 1" and labels["confusion"] == {"labels": ["correct", "incorrect"],
+                                                                        "matrix": [[15, 10], [7, 14]]}
     assert labels["accuracy"] == pytest.approx(29 / 46)
     assert labels["kappa"] == pytest.approx(0.2637, abs=1e-4)
     assert len(report["disagreements"]) == 17
     wrong = {d["id"]: d for d in report["disagreements"]}
-    assert wrong["capital-italy-negated"]["human"] == "incorrect" and wrong["capital-italy-negated"]["scorer"] == "yes"
+    assert wrong["capital-italy-negated"]["human"] == "incorrect" and wrong["capital-italy-negated"]["scorer"] == "correct"
     text = invoke(app, "calibrate", EXAMPLE, "--run", report["run_id"]).output
     assert "accuracy 0.630 [0.478, 0.761], kappa 0.264" in text and "disagreements: 17 (first 10)" in text
 

@@ -57,7 +57,8 @@ def test_a_run_shows_the_figure_at_its_own_threshold_with_interval_and_calibrati
     # the run's own threshold: half right, with its interval, not the fitted threshold's 1.0
     assert "accuracy 0.50 [" in line and "on 20 labelled cases at its labels" in line
     assert f"(calibration {saved['saved']}, " in line and "labelled.jsonl" in line
-    assert "its calibrated threshold" in line and "gets accuracy 1.00 [1.00, 1.00]" in line
+    # 20 of 20 held out: the Wilson interval (issue 50), not the bootstrap's zero-width [1.00, 1.00]
+    assert "its calibrated threshold" in line and "gets accuracy 1.00 [0.84, 1.00]" in line
     assert "judge card: AUC 1.00 [1.00, 1.00]" in plain
     # the same judge with a threshold of its own gets the figure at that threshold, from the saved points
     other = json.loads(invoke(app, "run", data, "-s", f"{SCORER},threshold=0.3", "--judge-model", model,
@@ -229,3 +230,35 @@ def test_the_judge_row_of_the_baseline_table_is_always_held_out(app, rules, tmp_
     row = next(x for x in plain.splitlines() if x.startswith("the judge"))
     assert "fitted threshold, 5-fold cross-validation" in row and "0.200 [0.050, 0.400]" in row and "-0.600" in row
 
+
+
+def test_a_pairwise_judge_on_few_pairs_gets_intervals_that_are_not_zero_wide(app, rules, tmp_path):
+    """Issue 50: 8 pairs, every verdict a position-bound split: accuracy and position consistency are
+    0 of 8, whose interval is the Wilson one compare uses, not the bootstrap's [0, 0]."""
+    from evalyard.analysis.stats import wilson_ci
+
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join((LABELLED / "pairwise.jsonl").read_text().splitlines(keepends=True)[:8]))
+    model = rules([{"template": "judge/pairwise", "content": "second"}])
+    report = json.loads(invoke(app, "calibrate", data, "-s", "pairwise", "--judge-model", model, "--json").output)
+    pairwise = report["pairwise"]
+    assert (pairwise["n"], pairwise["accuracy"], pairwise["position_consistency"]) == (8, 0.0, 0.0)
+    low, high = wilson_ci(0, 8)
+    assert pairwise["accuracy_ci"] == pairwise["position_consistency_ci"] == [low, high] and high > 0.3
+    text = invoke(app, "calibrate", data, "--run", report["run_id"], "--show", "0").output
+    assert f"accuracy 0.000 [0.000, {high:.3f}]" in text and f"position consistency 0.000 [0.000, {high:.3f}]" in text
+    assert "[0.000, 0.000]" not in text.split("kappa")[0]
+
+
+def test_the_confusion_matrix_names_the_humans_labels(app, tmp_path):
+    """A scorer with no labels of its own (contains, cut at its threshold) against correct/incorrect
+    labels: rows and columns in the humans' words, not yes/no."""
+    data = write(tmp_path, "answers.jsonl", [
+        {"id": f"c{k:02d}", "input": f"question {k:02d}", "reference": "the answer",
+         "candidate": "the answer" if k % 3 else "something else",
+         "metadata": {"human_label": "correct" if k % 2 == 0 else "incorrect"}} for k in range(12)])
+    report = json.loads(invoke(app, "calibrate", data, "-s", "contains", "--json").output)
+    assert report["labels"]["confusion"]["labels"] == ["correct", "incorrect"]
+    text = invoke(app, "calibrate", data, "--run", report["run_id"], "--show", "0").output
+    assert "human correct" in text and "human incorrect" in text
+    assert "human yes" not in text and "human no " not in text

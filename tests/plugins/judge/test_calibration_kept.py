@@ -71,7 +71,8 @@ def test_a_saved_calibration_is_used_and_shown_by_a_later_run(app, rules, tmp_pa
 
     text = invoke(app, "run", data, "-s", scorer, "-s", "criteria/conciseness", "--judge-model", model,
                   "--calibrated").output
-    line = "criteria/correctness: agrees with people: accuracy 1.00 [1.00, 1.00], kappa 1.00 [1.00, 1.00] on 20 labelled"
+    # 20 of 20: the Wilson interval (issue 50), not a zero-width [1.00, 1.00]
+    line = "criteria/correctness: agrees with people: accuracy 1.00 [0.84, 1.00], kappa 1.00 [1.00, 1.00] on 20 labelled"
     uncalibrated = "uncalibrated judges (no saved calibration: evalyard calibrate DATA --scorer NAME --save): "
     assert line in text and f"{uncalibrated}criteria/conciseness" in text
 
@@ -83,7 +84,7 @@ def test_a_saved_calibration_is_used_and_shown_by_a_later_run(app, rules, tmp_pa
     page = tmp_path / "report.html"
     assert invoke(app, "report", result["run_id"], "-o", page).exit_code == 0
     html = page.read_text()
-    assert "agrees with people: accuracy 1.00 [1.00, 1.00], kappa 1.00 [1.00, 1.00] on 20 labelled cases" in html
+    assert "agrees with people: accuracy 1.00 [0.84, 1.00], kappa 1.00 [1.00, 1.00] on 20 labelled cases" in html
     assert "judge card: AUC 1.00" in html
     assert "(calibrated)" in html and ">uncalibrated (no saved calibration" in html
 
@@ -190,11 +191,12 @@ def test_accuracy_at_the_scorers_threshold_when_the_judge_runs_against_the_label
     truth = [n < 3 for n in range(7)]
     true_accuracy = sum((p >= 0.5) == t for p, t in zip(p_yes, truth)) / 7
     assert true_accuracy == pytest.approx(2 / 7)
-    assert report["threshold"]["direction"] == "<="
+    assert report["threshold"]["direction"] == "<"  # what it means: positive when the value is below the cut
     assert report["threshold"]["accuracy_at_scorer_threshold"] == pytest.approx(true_accuracy)
     assert report["labels"]["accuracy"] == pytest.approx(true_accuracy)  # the judge's own yes/no labels agree
     text = invoke(app, "calibrate", data, "--run", report["run_id"]).output
     assert "the values run against the labels" in text
+    assert f"value < {report['threshold']['threshold']:.4g}" in text  # the text and the JSON say the same
     saved = invoke(app, "calibrate", data, "--run", report["run_id"], "--save")
     assert saved.exit_code == 0
     refused = invoke(app, "run", data, "-s", "criteria/correctness:logprobs=true,threshold=calibrated",
