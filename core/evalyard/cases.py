@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 from .dialogue import CHECKS, last_user_text
 from .errors import InputError
 from .scoring import CASE_FIELDS, DIALOGUE_FIELDS, TEXT_FIELDS, Case
+from .valid_text import check_text
 
 KNOWN_FIELDS = CASE_FIELDS
 
@@ -34,6 +35,15 @@ def apply_field_map(record: dict[str, Any], field_map: dict[str, str]) -> dict[s
     return out
 
 
+def check_case_text(case: Case, origin: str) -> None:
+    """A built case's fields checked as ``check_text`` checks a record (a plugin's format builds
+    cases itself): ``origin`` is its ``file:line``."""
+    path, _, line = origin.rpartition(":")
+    if not line.isdigit():
+        path, line = origin, ""
+    check_text(case.to_dict(), path=path or origin, line=int(line) if line else None)
+
+
 def case_from_record(record: Any, *, path: str, line: int, index: int, field_map: dict[str, str]) -> Case:
     """Check one raw record's fields and types and build a Case; extra keys go to metadata.
 
@@ -42,6 +52,7 @@ def case_from_record(record: Any, *, path: str, line: int, index: int, field_map
     single answers read it too."""
     if not isinstance(record, dict):
         raise InputError(f"expected an object with case fields, got {type(record).__name__}", path=path, line=line)
+    check_text(record, path=path, line=line)  # every string, keys too, named as the file names it
     record = apply_field_map(record, field_map)
 
     raw_id = record.get("id")

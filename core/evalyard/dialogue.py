@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from .errors import InputError
+from .valid_text import unstorable
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 
@@ -68,7 +69,12 @@ def check_messages(value: Any, path: str, line: int, field: str = "messages") ->
                 raise where.error(f"only an assistant message makes tool calls, not {role!r}", f"{at}.tool_calls",
                                   message)
             for k, call in enumerate(_list(calls, where, f"{at}.tool_calls")):
-                call_ids.add(_check_call(call, where, f"{at}.tool_calls[{k}]", message))
+                call_id = _check_call(call, where, f"{at}.tool_calls[{k}]", message)
+                if call_id in call_ids:  # a tool result would answer two calls: which one is unknowable
+                    raise where.error(f"duplicate tool call id {call_id!r}: an earlier call has it (each call's "
+                                      "id is its own, the one its tool result names)", f"{at}.tool_calls[{k}].id",
+                                      message)
+                call_ids.add(call_id)
         if role == "tool":
             answered = message.get("tool_call_id")
             if not isinstance(answered, str) or answered not in call_ids:
@@ -88,8 +94,8 @@ def _check_call(call: Any, where: _Where, at: str, message: Any) -> str:
     _name(function.get("name"), where, f"{at}.function.name", message)
     arguments = function.get("arguments")
     if not isinstance(arguments, str):
-        raise where.error(f"expected the arguments as a JSON string (the OpenAI format), got "
-                          f"{type(arguments).__name__}", f"{at}.function.arguments", message)
+        raise where.error(f"expected the arguments as a JSON string (the OpenAI format; \"{{}}\" for a call without "
+                          f"arguments), got {type(arguments).__name__}", f"{at}.function.arguments", message)
     try:
         decoded = json.loads(arguments)  # "" too is refused: OpenAI writes "{}" for no arguments
     except (json.JSONDecodeError, RecursionError) as exc:
@@ -97,8 +103,13 @@ def _check_call(call: Any, where: _Where, at: str, message: Any) -> str:
         raise where.error(f"arguments are not JSON: {reason}: {arguments!r:.60}", f"{at}.function.arguments",
                           message) from None
     if not isinstance(decoded, dict):
-        raise where.error(f"expected the arguments to be a JSON object, got {type(decoded).__name__}",
+        raise where.error(f"expected the arguments to be a JSON object (\"{{}}\" for a call without arguments), got "
+                          f"{'null' if decoded is None else type(decoded).__name__}",
                           f"{at}.function.arguments", message)
+    # the JSON text may spell a lone surrogate as an escape ("\\ud800"): the scorers read it decoded
+    found = unstorable(decoded, f"{at}.function.arguments")
+    if found is not None:
+        raise where.error(found[1], found[0], message)
     return call_id
 
 
@@ -128,8 +139,12 @@ def check_expected_calls(value: Any, path: str, line: int,
         if unknown:
             raise where.error(f"unknown key {unknown[0]!r} (known: name, arguments)", at, call)
         _name(call.get("name"), where, f"{at}.name", call)
-        if call.get("arguments") is not None:
-            _object(call["arguments"], where, f"{at}.arguments", call)
+        # The rule of the made calls (a JSON object, "{}" for none): a missing or null
+        # `arguments` is refused on both sides, never read as "no arguments".
+        if call.get("arguments") is None:
+            raise where.error("expected the call's arguments (an object; {} for a call without arguments)",
+                              f"{at}.arguments", call)
+        _object(call["arguments"], where, f"{at}.arguments", call)
     return calls
 
 

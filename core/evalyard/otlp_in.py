@@ -39,6 +39,7 @@ from typing import Any, Iterable, Iterator
 
 from .cases import case_from_record
 from .errors import InputError
+from .valid_text import unstorable
 
 MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
                   "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool",
@@ -163,6 +164,9 @@ def records_of(request: Any, where: _Source) -> Iterator[tuple[str, str, str, di
         raise where.error(f"expected an OTLP export request (an object), got {type(request).__name__}")
     if "resourceSpans" not in request and "resourceLogs" not in request:
         raise where.error("expected an OTLP export request with resourceSpans or resourceLogs", "resourceSpans")
+    found = unstorable(request)  # an attribute, a body, a name: refused here, whatever reads it later
+    if found is not None:
+        raise where.error(found[1], found[0])
     for r, resource in enumerate(_list(request, "resourceSpans", where, "")):
         for s, scope in enumerate(_list(resource, "scopeSpans", where, f"resourceSpans[{r}].")):
             for n, span in enumerate(_list(scope, "spans", where, f"resourceSpans[{r}].scopeSpans[{s}].")):

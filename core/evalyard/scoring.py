@@ -280,6 +280,18 @@ class Generation:
     error: str | None = None
     messages: list[dict[str, Any]] | None = None
 
+    def __post_init__(self) -> None:
+        # Output no UTF-8 file or database takes (a lone surrogate, which a provider's JSON can
+        # escape) is not an answer: it is this generation's error, so storing, scoring and
+        # exporting the run never meet it.
+        if self.error is None:
+            from .valid_text import unstorable_output
+
+            found = unstorable_output(self.text, self.messages)
+            if found is not None:
+                self.error = f"the generated {found[0]}: {found[1]}"
+                self.text = self.messages = None
+
 
 class Generator:
     """Base class for generators: produce text for a case (a candidate output from the model

@@ -155,8 +155,55 @@ def version_digest():
 
 
 def add_to_version(digest, case: Case) -> None:
-    """Feed one case (without its candidate: candidates belong to a run) to a suite's version hash."""
+    """Feed one case (without its candidate: candidates belong to a run) to a suite's version hash.
+
+    The version names the cases a run stores, so it covers what is stored: the key order of a
+    nested object too (a prompt shows ``metadata`` in that order). A case whose nested objects are
+    all in sorted key order hashes as it always did; any other order is added to the hash."""
     content = case.to_dict()
     del content["candidate"]
-    digest.update(json.dumps(content, sort_keys=True, ensure_ascii=False).encode())
+    try:
+        try:
+            sorted_text = json.dumps(content, sort_keys=True, ensure_ascii=False)
+        except TypeError:  # keys of several types (a YAML mapping's 1 and "a"): sorted as JSON writes them
+            content = _text_keys(content)
+            sorted_text = json.dumps(content, sort_keys=True, ensure_ascii=False)
+        digest.update(sorted_text.encode())
+        if not _keys_sorted(content):
+            digest.update(b"\x00" + json.dumps(content, ensure_ascii=False).encode())
+    except UnicodeEncodeError:  # a case built in Python: data files are checked as they are read
+        from .errors import InputError
+        from .valid_text import unstorable
+
+        field, problem, _ = unstorable(content) or ("", "text that is not valid Unicode", None)
+        raise InputError(f"case {printable_id(case.id)}: field {field!r}: {problem}") from None
     digest.update(b"\n")
+
+
+def printable_id(case_id: str) -> str:
+    from .valid_text import printable
+
+    return repr(printable(str(case_id)))
+
+
+def _text_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else json.dumps(k): _text_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_text_keys(v) for v in value]
+    return value
+
+
+def _keys_sorted(content: dict[str, Any]) -> bool:
+    """Whether every object nested in the case's fields lists its keys in sorted order."""
+    stack = list(content.values())
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            keys = list(item)
+            if keys != sorted(keys):
+                return False
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True

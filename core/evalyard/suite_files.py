@@ -307,7 +307,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
     except RecursionError:
         raise InputError("YAML nested too deeply", path=str(path), line=1) from None
     sp = str(path)
-    check_text(doc, path=sp, line=1)  # before any message quotes a key or value of it
+    check_text(doc, path=sp, line=1, json_values=False)  # before any message quotes a key or value of it
     if not isinstance(doc, dict):
         raise InputError("a suite file is a mapping with 'name' and 'cases' or 'data'", path=sp, line=1)
     refused = [k for k in doc if k in REFUSED_SUITE_KEYS]
