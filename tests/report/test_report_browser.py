@@ -142,6 +142,31 @@ def test_case_view_renders_sandbox_traceback(runs, store, browser, tmp_path):
     browser.assert_quiet(path.as_uri())
 
 
+def test_case_view_shows_the_answer_as_written_beside_what_the_scorer_read(runs, browser, tmp_path):
+    import json
+
+    data = tmp_path / "fenced.jsonl"
+    answer = "Here you are:\n```python\ndef add(a, b):\n    return a + b\n```\nIt adds."
+    data.write_text(json.dumps({"id": "fenced", "input": "Write add(a, b).", "candidate": answer,
+                                "metadata": {"unit_tests": "assert add(1, 2) == 3"}}) + "\n")
+    db = f"sqlite:///{tmp_path / 'extracted.db'}"
+    done = evalyard("run", str(data), "-s", "python_unit_testing", "--extract", "code", "--json", "--db", db,
+                    env=runs.env)
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    path = tmp_path / "extracted.html"
+    assert evalyard("report", run_id, "--db", db, "-o", str(path), env=runs.env).returncode == 0
+    browser.open(path.as_uri() + "#case=fenced")
+    written, read = browser.driver.find_elements("css selector", "#case-view .two-col.extracted > *")
+    assert "candidate as written" in written.text.lower() and "```python" in written.text and "It adds." in written.text
+    assert "as python_unit_testing read it" in read.text.lower() and "def add(a, b):" in read.text
+    assert "```" not in read.text and "It adds." not in read.text
+    block = browser.driver.find_element("css selector", "#case-view .score-block[data-scorer=python_unit_testing]")
+    assert "pass" in block.text.lower()
+    browser.screenshot("report-case-view-extracted")
+    browser.assert_quiet(path.as_uri())
+
+
 def test_compare_view(runs, store, browser, tmp_path):
     path = _write_report(runs, tmp_path, runs.new, "--compare", runs.base)
     browser.open(path.as_uri())
