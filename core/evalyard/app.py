@@ -472,15 +472,16 @@ class Application:
 
     # -- suites ---------------------------------------------------------------
     def load_suite(self, source: Any, name: str | None = None, *, format: str | None = None,
-                   field_map: dict[str, str] | None = None) -> tuple[Suite, list[str]]:
+                   field_map: dict[str, str] | None = None, qrels: str | None = None) -> tuple[Suite, list[str]]:
         """A suite and the origin of each case from a path, a ``Suite``, or a list of cases/dicts.
-        ``format`` names a data format and ``field_map`` maps its columns (a data file's path only)."""
+        ``format`` names a data format and ``field_map`` maps its columns (a data file's path only);
+        ``qrels``, a relevance judgements file filling the cases' ``relevant`` (a path only)."""
         if isinstance(source, Suite):
             return source, source.origins
         if isinstance(source, (str, Path)):
             from .suite_files import load_suite
 
-            return load_suite(source, self.registry, format=format, field_map=field_map)
+            return load_suite(source, self.registry, format=format, field_map=field_map, qrels=qrels)
         if isinstance(source, (list, tuple)):
             from .cases import case_from_record, check_unique_ids
 
@@ -502,7 +503,7 @@ class Application:
              batch: bool = False, calibrated: bool = False,
              default_scorers: list[ScorerSpec] | None = None, epochs: int | None = None,
              reducers: Sequence[tuple[str | None, str]] = (),
-             extracts: Sequence[tuple[str | None, str]] = ()) -> "RunPlan":
+             extracts: Sequence[tuple[str | None, str]] = (), qrels: str | None = None) -> "RunPlan":
         """Load and check everything a run needs (scorer names and configs, required fields,
         executors, judge models and templates) without touching the database: bad input
         raises ``evalyard.InputError``. ``calibrated``: every judge with a saved calibration uses
@@ -513,7 +514,7 @@ class Application:
         ``extracts``: ``(scorer or None for all, extraction step)`` pairs, over the suite's own."""
         from .runner import check_cases, prepare_generator, prepare_scorers
 
-        loaded, _ = self.load_suite(suite, name=name or None, format=format, field_map=field_map)
+        loaded, _ = self.load_suite(suite, name=name or None, format=format, field_map=field_map, qrels=qrels)
         if scorers:  # scorer classes given from Python join this application first
             from .scoring import Scorer
 
@@ -524,8 +525,9 @@ class Application:
                         "models": loaded.models, "use_cache": use_cache, "max_cost": max_cost, "batch": batch}
         if calibrated:
             run_settings["calibrated"] = True
-        if format or field_map:  # how to read the data file again, should the run stop before storing it all
-            run_settings["data"] = {"format": format, "field_map": dict(field_map or {})}
+        if format or field_map or qrels:  # how to read the data file again, should the run stop before storing it all
+            run_settings["data"] = {"format": format, "field_map": dict(field_map or {}),
+                                    **({"qrels": str(qrels)} if qrels else {})}
         runtime = self.runtime(run_settings, concurrency)
         registry = self.registry
         if loaded.prompt_dirs:  # the suite's own templates may declare scorers too
@@ -747,7 +749,8 @@ class Application:
         if suite is None:
             data = (row.settings or {}).get("data") or {}
             try:
-                suite, _ = self.load_suite(row.source, format=data.get("format"), field_map=data.get("field_map"))
+                suite, _ = self.load_suite(row.source, format=data.get("format"), field_map=data.get("field_map"),
+                                           qrels=data.get("qrels"))
             except InputError as exc:
                 raise InputError(f"run {row.id} stopped before all its cases were stored, and its data cannot be "
                                  f"read again: {exc}") from None

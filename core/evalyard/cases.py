@@ -17,10 +17,13 @@ from typing import Any, Iterable, Iterator
 
 from .dialogue import CHECKS, last_user_text
 from .errors import InputError
-from .scoring import CASE_FIELDS, DIALOGUE_FIELDS, TEXT_FIELDS, Case
+from .retrieval import CHECKS as RETRIEVAL_CHECKS
+from .scoring import CASE_FIELDS, STRUCTURED_FIELDS, TEXT_FIELDS, Case
 from .valid_text import check_text
 
 KNOWN_FIELDS = CASE_FIELDS
+#: each structured field's check (a dialogue's, a retrieval's): the value as the case keeps it
+FIELD_CHECKS = {**CHECKS, **RETRIEVAL_CHECKS}
 
 
 def apply_field_map(record: dict[str, Any], field_map: dict[str, str]) -> dict[str, Any]:
@@ -92,13 +95,11 @@ def case_from_record(record: Any, *, path: str, line: int, index: int, field_map
     for key, value in record.items():
         if key not in KNOWN_FIELDS:
             metadata.setdefault(key, value)
-    dialogue = {}
-    for name in DIALOGUE_FIELDS:
-        if record.get(name) is not None:
-            dialogue[name] = CHECKS[name](record[name], path, line, name)
-    if texts["input"] is None and dialogue.get("messages"):
-        texts["input"] = last_user_text(dialogue["messages"])
-    return Case(id=case_id, context=context, metadata=metadata, **texts, **dialogue)
+    structured = {name: FIELD_CHECKS[name](record[name], path, line, name)
+                  for name in STRUCTURED_FIELDS if record.get(name) is not None}
+    if texts["input"] is None and structured.get("messages"):
+        texts["input"] = last_user_text(structured["messages"])
+    return Case(id=case_id, context=context, metadata=metadata, **texts, **structured)
 
 
 def read_text(path: str | Path) -> str:
@@ -200,11 +201,11 @@ def load_json(path: str | Path, field_map: dict[str, str] | None = None) -> tupl
 
 def _csv_value(column: str, value: str, path: str, line: int) -> Any:
     """CSV cells are text; context and metadata may hold JSON (a list / an object), and the
-    dialogue fields do (lists)."""
-    if column in DIALOGUE_FIELDS and not value:
+    structured fields (a dialogue, a retrieval) do."""
+    if column in STRUCTURED_FIELDS and not value:
         return None
     if ((column == "context" and value.startswith("[")) or (column == "metadata" and value)
-            or column in DIALOGUE_FIELDS):
+            or column in STRUCTURED_FIELDS):
         try:
             return json.loads(value)
         except json.JSONDecodeError as exc:

@@ -87,7 +87,8 @@ def register_loaders(register, app):
     stored cases), a window at a time, so a file of millions of cases never sits in memory;
     each call must start from the beginning. It raises ``evalyard.InputError`` naming file,
     line and field on bad input. ``jsonl``, ``json``, ``csv``, ``otel`` and ``otel-trace``
-    (OpenTelemetry GenAI traces) are built-ins (all but ``json`` stream).
+    (OpenTelemetry GenAI traces), ``trec`` and ``run-json`` (retrieval runs) are built-ins (all
+    but ``json`` and ``run-json`` stream).
     """
 
 

@@ -57,6 +57,8 @@ class RunRequest:
     reducers: Sequence[tuple[str | None, str]] = ()
     #: ``(scorer name or None for every scorer, extraction step)`` pairs (``--extract``), in order
     extracts: Sequence[tuple[str | None, str]] = ()
+    #: relevance judgements (TREC qrels or JSON) filling the cases' ``relevant`` (``--qrels``)
+    qrels: str | None = None
     on_progress: Callable[[int], None] | None = None
     #: called with (run id, results to make) once the run exists (a new run) or is found (a resume)
     on_start: Callable[[str, int], None] | None = None
@@ -65,7 +67,7 @@ class RunRequest:
         """Refuse a request that contradicts itself, before anything is read or stored."""
         if self.resume and self.suite is None and (
                 self.scorers or self.generator or self.generator_config or self.max_cost is not None
-                or self.format or self.field_map or self.batch or self.calibrated):
+                or self.format or self.field_map or self.batch or self.calibrated or self.qrels):
             raise InputError("--resume RUN_ID continues a run with its own suite, scorers, generator and limits: "
                              "give the run id alone, or repeat the run's whole command (SUITE and its options) "
                              "with --resume")
@@ -209,7 +211,7 @@ def _plan(app: "Application", request: RunRequest):
                     use_cache=request.use_cache, max_cost=request.max_cost, concurrency=request.concurrency,
                     format=request.format, field_map=request.field_map, batch=request.batch,
                     calibrated=request.calibrated, default_scorers=default_scorers, epochs=request.epochs,
-                    reducers=request.reducers, extracts=request.extracts)
+                    reducers=request.reducers, extracts=request.extracts, qrels=request.qrels)
 
 
 def _after_run(app: "Application", request: RunRequest, outcome: RunOutcome, plan, outputs) -> None:

@@ -148,13 +148,14 @@ def prepare_scorers(specs: list[ScorerSpec], registry: Registry, executor: str |
         if spec.name in seen:
             raise InputError(f"{where}: scorer {spec.name!r} is selected twice")
         seen.add(spec.name)
+        config = spec.config
         try:
             entry = registry.scorers.entry(spec.name)
         except UnknownNameError as exc:
-            raise InputError(f"{where}: {exc}") from None
+            entry, config = _at_cutoff(registry, spec, exc)
         cls = entry.obj
         try:
-            scorer = cls(cls.make_config(spec.config))
+            scorer = cls(cls.make_config(config))
         except ConfigError as exc:
             raise InputError(f"{where}: bad config for scorer {exc}") from None
         # --executor moves every scorer that is not async (model calls stay on the event loop)
@@ -168,6 +169,26 @@ def prepare_scorers(specs: list[ScorerSpec], registry: Registry, executor: str |
     if not prepared:
         raise InputError("no scorers selected: list them in the suite file or pass --scorer NAME")
     return prepared
+
+
+def _at_cutoff(registry: Registry, spec: ScorerSpec, unknown: UnknownNameError) -> tuple[Entry, dict[str, Any]]:
+    """``recall@10``: the scorer ``recall`` with ``k=10`` (a scorer whose config has a ``k``), its
+    results kept under the name as written, so ``recall@5`` and ``recall@10`` share a run."""
+    from .scoring import config_field_names
+
+    base, at, k = spec.name.rpartition("@")
+    where = spec.origin or "scorer"
+    if not (at and base and k.isdigit()):
+        raise InputError(f"{where}: {unknown}") from None
+    try:
+        entry = registry.scorers.entry(base)
+    except UnknownNameError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    if "k" not in config_field_names(entry.obj.Config):
+        raise InputError(f"{where}: scorer {base!r} takes no cutoff (NAME@K needs a scorer with a `k` option)")
+    if "k" in spec.config:
+        raise InputError(f"{where}: {spec.name} gives k twice (@{k} and k={spec.config['k']})")
+    return entry, {**spec.config, "k": k}
 
 
 def prepare_generator(name: str, config: dict[str, Any], registry: Registry) -> PreparedGenerator:

@@ -20,11 +20,16 @@ if TYPE_CHECKING:
 #: The fields of a case: the one list that loaders, suites and scorers' ``requires`` check against.
 #: ``metadata.KEY`` in ``requires`` asks for one metadata key.
 CASE_FIELDS = ("id", "input", "candidate", "reference", "context", "metadata", "messages", "tools",
-               "expected_tool_calls")
+               "expected_tool_calls", "retrieved", "relevant", "reference_contexts")
 TEXT_FIELDS = ("input", "candidate", "reference")
 #: The optional fields of a case holding a dialogue (checked by ``evalyard.dialogue``): the
 #: OpenAI chat messages, the tool schemas the system had, and the reference tool calls.
 DIALOGUE_FIELDS = ("messages", "tools", "expected_tool_calls")
+#: The optional fields of a case holding a retrieval (checked by ``evalyard.retrieval``): the ranked
+#: passages the system retrieved, the relevant doc ids (with grades), the reference passages.
+RETRIEVAL_FIELDS = ("retrieved", "relevant", "reference_contexts")
+#: The optional structured fields, stored together in the case's JSON column only when set.
+STRUCTURED_FIELDS = DIALOGUE_FIELDS + RETRIEVAL_FIELDS
 
 #: Keys the platform reads beside a scorer's config (suite files, ``--scorer NAME:key=value``);
 #: no scorer's Config may use them, so a user's ``threshold`` always means the pass threshold.
@@ -50,6 +55,12 @@ class Case:
     tools: list[dict[str, Any]] | None = None
     #: the reference trajectory: ``{"name": ..., "arguments": {...}}`` in the order expected
     expected_tool_calls: list[dict[str, Any]] | None = None
+    #: the ranked passages retrieved: ``{"id", "text", "score"}`` dicts (``evalyard.retrieval``)
+    retrieved: list[dict[str, Any]] | None = None
+    #: the relevant doc ids with their grades (TREC qrels: 1 or more is relevant)
+    relevant: dict[str, int] | None = None
+    #: the passages a right answer needs, as texts
+    reference_contexts: list[str] | None = None
 
     def has(self, name: str) -> bool:
         """Whether the case carries the field ``name`` (``metadata.KEY`` for metadata keys).
@@ -73,8 +84,8 @@ class Case:
             "reference": self.reference,
             "context": list(self.context),
             "metadata": dict(self.metadata),
-            # only when set, so a case without a dialogue keeps the suite version it always had
-            **{name: getattr(self, name) for name in DIALOGUE_FIELDS if getattr(self, name) is not None},
+            # only when set, so a case without them keeps the suite version it always had
+            **{name: getattr(self, name) for name in STRUCTURED_FIELDS if getattr(self, name) is not None},
         }
 
 

@@ -32,7 +32,7 @@ from .scoring import CASE_FIELDS, Case
 from .suite import CALIBRATED, ScorerSpec, Suite
 
 SUITE_KEYS = ("name", "description", "data", "format", "cases", "fields", "scorers", "thresholds", "models",
-              "prompts", "executor", "cluster", "matrix", "epochs", "reducer", "generator", "extract")
+              "prompts", "executor", "cluster", "matrix", "epochs", "reducer", "generator", "extract", "qrels")
 MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "batch", "batch_poll_s",
               "supports_schema", "supports_logprobs")
 
@@ -211,6 +211,16 @@ def _epochs(raw: Any, path: str, line: int, field: str = "epochs") -> int | None
     return raw
 
 
+def _judged(read: Callable[[], Iterator[tuple[Case, str]]], qrels: str | Path | None):
+    """``read`` with each case's ``relevant`` filled from the qrels file (read once, now)."""
+    if qrels is None:
+        return read
+    from .trec import read_qrels, with_qrels
+
+    judged = read_qrels(qrels)
+    return lambda: with_qrels(read(), judged)
+
+
 def data_file_reader(path: Path, registry: Registry, field_map: dict[str, str] | None = None,
                      format: str | None = None) -> Callable[[], Iterator[tuple[Case, str]]]:
     """A function that reads a data file's cases afresh on each call, as ``(case, "file:line")``
@@ -280,15 +290,18 @@ def load_data_file(path: Path, registry: Registry, field_map: dict[str, str] | N
 
 
 def load_suite(path: str | Path, registry: Registry, *, format: str | None = None,
-               field_map: dict[str, str] | None = None) -> tuple[Suite, list[str]]:
+               field_map: dict[str, str] | None = None, qrels: str | Path | None = None) -> tuple[Suite, list[str]]:
     """Load a suite and the ``file:line`` origin of each case. ``format`` and ``field_map``
-    (``--format``, ``--field``) apply to a data file given directly; a YAML suite says its own."""
+    (``--format``, ``--field``) apply to a data file given directly; a YAML suite says its own.
+    ``qrels`` (``--qrels``): relevance judgements filling each case's ``relevant`` by its id,
+    over a suite's own ``qrels:``."""
     path = Path(path)
     if not path.is_file():
         raise InputError("file not found", path=str(path))
     field_map = check_field_map(field_map or {})
     if path.suffix.lower() not in (".yaml", ".yml") or format:
-        suite = Suite(name=path.stem, source=str(path), read=data_file_reader(path, registry, field_map, format))
+        read = _judged(data_file_reader(path, registry, field_map, format), qrels)
+        suite = Suite(name=path.stem, source=str(path), read=read)
         return suite, suite.origins
     if field_map:
         raise InputError("--field maps a data file's columns; a YAML suite maps them in its own 'fields:'",
@@ -356,6 +369,17 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
         if not cases:
             raise InputError("the suite has no cases", path=sp, line=_line_of(doc), field="cases")
 
+    if qrels is None and doc.get("qrels") is not None:
+        if not isinstance(doc["qrels"], str):
+            raise InputError("expected a file path", path=sp, line=_key_line(doc, "qrels", _line_of(doc)), field="qrels")
+        qrels = path.parent / doc["qrels"]
+    if qrels is not None:
+        if read is not None:
+            read = _judged(read, qrels)
+        else:
+            from .trec import read_qrels, with_qrels
+
+            cases = [case for case, _ in with_qrels(zip(cases, origins), read_qrels(qrels))]
     scorers = _scorer_specs(doc.get("scorers"), doc.get("thresholds"), sp, _line_of(doc))
     models = _model_settings(doc.get("models"), sp, _line_of(doc))
     prompts = doc.get("prompts") or []

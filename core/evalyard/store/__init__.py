@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session
 
 from ..errors import EvalyardError, UnknownNameError
-from ..scoring import DIALOGUE_FIELDS, Case, Score
+from ..scoring import STRUCTURED_FIELDS, Case, Score
 from ..suite import Suite
 from .models import (CalibrationRow, CandidateRow, CaseRow, LabelRow, ModelCallRow, ResultRow, RunRow, SuiteRow,
                      utcnow)
@@ -55,8 +55,9 @@ def _json_dict(text: Any) -> dict:
 
 
 def dialogue_column(case: Case) -> dict[str, Any] | None:
-    """What a case's ``dialogue`` column holds: its dialogue fields that are set, or None."""
-    fields = {name: getattr(case, name) for name in DIALOGUE_FIELDS if getattr(case, name) is not None}
+    """What a case's ``dialogue`` column holds: its structured fields that are set (a dialogue, a
+    retrieval), or None. One JSON column for both: a retrieval needed no migration."""
+    fields = {name: getattr(case, name) for name in STRUCTURED_FIELDS if getattr(case, name) is not None}
     return fields or None
 
 

@@ -1,0 +1,1 @@
+"""evalyard-retrieval: measures of a retriever's ranking against relevance judgements."""
