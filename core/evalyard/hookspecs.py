@@ -95,7 +95,7 @@ def register_loaders(register, app):
 @hookspec
 def register_outputs(register, app):
     """Register output formats (sinks), as ``register_loaders`` registers input formats:
-    ``register(name, write, *, default_target=None, stdout=False, check=None, help="")``.
+    ``register(name, write, *, default_target=None, stdout=False, check=None, help="", trials=False)``.
 
     ``write(source, target)`` writes one run: ``source`` is an ``evalyard.RunSource``
     (``source.run``, ``source.suite()``, ``source.rows()``: the store's streaming query of the
@@ -106,7 +106,9 @@ def register_outputs(register, app):
     takes the configured endpoint). It returns None or a one-line warning to show; it never
     changes the run's exit code. ``stdout=True``: ``runs export`` without ``-o`` writes to
     standard output. ``check()`` raises ``evalyard.ConfigError`` when the sink cannot work here
-    (a missing library): asked before a run starts. ``jsonl``, ``csv``, ``parquet``, ``junit``,
+    (a missing library): asked before a run starts. ``trials=True``: the sink writes whatever
+    ``source.columns`` names, so ``runs export --trials`` can use it (``source.trials`` is then
+    true and the rows are the run's trials). ``jsonl``, ``csv``, ``parquet``, ``junit``,
     ``otel`` and ``html`` are built-ins; ``namespace=`` as for scorers."""
 
 

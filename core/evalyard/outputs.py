@@ -28,7 +28,8 @@ class OutputFormat:
     (``{run_id}`` is replaced; None: the sink decides, as OpenTelemetry takes the configured
     endpoint); ``stdout``: it can write to standard output (``runs export`` without ``-o``);
     ``check()`` raises ``evalyard.ConfigError`` (one line) when the sink cannot work here, and is
-    asked before a run starts, so a missing library never costs a run."""
+    asked before a run starts, so a missing library never costs a run; ``trials``: the sink
+    writes whatever ``source.columns`` names, so ``runs export --trials`` can use it."""
 
     name: str
     write: Callable[["RunSource", str | None], str | None]
@@ -36,6 +37,7 @@ class OutputFormat:
     stdout: bool = False
     check: Callable[[], None] | None = None
     help: str = ""
+    trials: bool = False
 
     def target_for(self, run_id: str, target: str | None) -> str | None:
         if target:
@@ -45,11 +47,13 @@ class OutputFormat:
 
 @dataclass
 class RunSource:
-    """What a sink reads: one run, through the store's named queries."""
+    """What a sink reads: one run, through the store's named queries. With ``trials`` (``runs
+    export --trials``), the rows are the run's trials, one per case, epoch and scorer."""
 
     store: "Store"
     run: Any
     settings: "Settings"
+    trials: bool = False
 
     @property
     def run_id(self) -> str:
@@ -57,6 +61,10 @@ class RunSource:
 
     @property
     def columns(self) -> tuple[str, ...]:
+        if self.trials:
+            from .store.trials import TRIAL_COLUMNS
+
+            return TRIAL_COLUMNS
         from .store.reading import EXPORT_COLUMNS
 
         return EXPORT_COLUMNS
@@ -64,7 +72,13 @@ class RunSource:
     def rows(self) -> Iterator[tuple]:
         """Every result as a tuple of :attr:`columns` (case_id, scorer, value, label, passed,
         details, error), in the suite's case order then the run's scorer order, streamed: memory
-        stays flat whatever the size of the run."""
+        stays flat whatever the size of the run. With ``trials``: every trial (case_id, epoch,
+        scorer, value, label, passed, details, error, output, output_error), in case order, then
+        epoch, then scorer order, streamed the same way."""
+        if self.trials:
+            from .store.trials import trial_export_rows
+
+            return trial_export_rows(self.store, self.run)
         from .store.reading import export_rows
 
         return export_rows(self.store, self.run)

@@ -329,13 +329,14 @@ def build(host: PluginHost, settings: PluginSettings | None = None,
 
     def output_register(plugin: str):
         def register(name: str, write: Callable, *, default_target: str | None = None, stdout: bool = False,
-                     check: Callable | None = None, help: str = "", namespace: str | None = None) -> None:
+                     check: Callable | None = None, help: str = "", trials: bool = False,
+                     namespace: str | None = None) -> None:
             if (not isinstance(name, str) or not name or "/" in name or "=" in name or not callable(write)
                     or (check is not None and not callable(check))):
                 raise PluginError(f"plugin {plugin!r}: register(name, write) needs an output format name (no '/' "
                                   "or '=') and a callable")
-            add(reg.outputs, name, OutputFormat(name, write, default_target, bool(stdout), check, help), plugin,
-                namespace)
+            add(reg.outputs, name, OutputFormat(name, write, default_target, bool(stdout), check, help, bool(trials)),
+                plugin, namespace)
         return register
 
     def executor_register(plugin: str):

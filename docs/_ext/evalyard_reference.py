@@ -236,16 +236,18 @@ def case_fields_markdown() -> str:
 
 def export_columns_markdown() -> str:
     from evalyard.store.reading import EXPORT_COLUMNS
+    from evalyard.store.trials import TRIAL_COLUMNS
 
     try:
         from evalyard.exporting import parquet_schema
 
-        types = {field.name: str(field.type) for field in parquet_schema()}
+        types = {field.name: str(field.type) for field in parquet_schema(TRIAL_COLUMNS)}
     except Exception:  # pyarrow not installed: the JSONL/CSV columns still hold
         types = {}
-    out = ["| column | Parquet type |", "|---|---|"]
-    for column in EXPORT_COLUMNS:
-        out.append(f"| `{column}` | {types.get(column, '-')} |")
+    out = ["| column | Parquet type | in |", "|---|---|---|"]
+    for column in TRIAL_COLUMNS:
+        where = "every export" if column in EXPORT_COLUMNS else "--trials"
+        out.append(f"| `{column}` | {types.get(column, '-')} | {where} |")
     return "\n".join(out) + "\n"
 
 

@@ -138,6 +138,9 @@ def test_the_data_formats_are_documented(ref):
     assert all(f"`{field.name}`" in fields for field in dataclasses.fields(Case))
     columns = ref.export_columns_markdown()
     assert all(f"`{column}`" in columns for column in EXPORT_COLUMNS)
+    from evalyard.store.trials import TRIAL_COLUMNS
+
+    assert all(f"`{column}`" in columns for column in TRIAL_COLUMNS)  # runs export --trials
     formats = ref.formats_markdown()
     assert all(f"`{name}`" in formats for name in ("jsonl", "csv", "json", "promptfoo", "inspect", "trust-eval"))
 

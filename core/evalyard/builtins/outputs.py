@@ -10,21 +10,21 @@ def _jsonl(source, target):
     from ..exporting import write_jsonl
 
     with source.open_text(target) as handle:
-        write_jsonl(source.rows(), handle)
+        write_jsonl(source.rows(), handle, columns=source.columns)
 
 
 def _csv(source, target):
     from ..exporting import write_csv
 
     with source.open_text(target) as handle:
-        write_csv(source.rows(), handle)
+        write_csv(source.rows(), handle, columns=source.columns)
 
 
 def _parquet(source, target):
     from ..exporting import write_parquet
 
     with source.open_binary(target) as handle:
-        write_parquet(source.rows(), handle)
+        write_parquet(source.rows(), handle, columns=source.columns)
 
 
 def _parquet_check():
@@ -78,11 +78,12 @@ def _html(source, target):
 @hookimpl
 def register_outputs(register):
     register("jsonl", _jsonl, default_target="evalyard-{run_id}.jsonl", stdout=True,
-             help="one JSON object per result: case_id, scorer, value, label, passed, details, error")
-    register("csv", _csv, default_target="evalyard-{run_id}.csv", stdout=True,
+             trials=True, help="one JSON object per result: case_id, scorer, value, label, passed, details, error "
+                               "(with --trials: per case, epoch and scorer, with epoch and output)")
+    register("csv", _csv, default_target="evalyard-{run_id}.csv", stdout=True, trials=True,
              help="the same columns as jsonl, details as JSON text")
     register("parquet", _parquet, default_target="evalyard-{run_id}.parquet", stdout=True, check=_parquet_check,
-             help="the same columns, typed, zstd row groups (needs pyarrow: evalyard[parquet])")
+             trials=True, help="the same columns, typed, zstd row groups (needs pyarrow: evalyard[parquet])")
     register("junit", _junit, default_target="evalyard-junit-{run_id}.xml", stdout=True,
              help="JUnit XML for CI: one test case per case x scorer")
     register("otel", _otel, check=_otel_check,

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .options import current_app, db_option, echo_json, fmt, json_option, open_store, stats_table, table
+from .options import CLIError, current_app, db_option, echo_json, fmt, json_option, open_store, stats_table, table
 
 
 @click.group()
@@ -105,24 +105,42 @@ def show(run_ref, as_json, db_url):
                    "html, otel, or one a plugin registers (`evalyard plugins`).")
 @click.option("--output", "-o", metavar="TARGET",
               help="File to write (default: stdout, or the format's own default file); for otel, the endpoint.")
+@click.option("--trials", is_flag=True,
+              help="A run made with --epochs N: one line per trial (case, epoch, scorer) instead of per result, "
+                   "with its epoch and the epoch's generated output (jsonl, csv, parquet).")
 @db_option
-def export(run_ref, fmt_name, output, db_url):
+def export(run_ref, fmt_name, output, trials, db_url):
     """Export a run with an output format. The table formats hold one line per result:
     case_id, scorer, value, label, passed, details, error.
 
     Results come in the suite's case order, then the run's scorer order, streamed from the
     database: memory stays the same whatever the size of the run.
+
+    With --trials (a run made with --epochs N), the table formats hold one line per trial
+    instead, the scores each case's result was reduced from: case_id, epoch, scorer, value,
+    label, passed, details, error, output, output_error (the epoch's generated text and its
+    error; empty when the run scored the cases' own candidates), in case order, then epoch,
+    then scorer order, streamed the same way.
     """
     from ..outputs import RunSource, write_output
 
     app = current_app()
     output_format = app.registry.outputs.get(fmt_name)
+    if trials and not output_format.trials:
+        raise CLIError(f"--trials needs a table format (jsonl, csv, parquet); {fmt_name} writes the run's results")
     if output_format.check is not None:
         output_format.check()
     store = app.open_store(db_url)
     run = store.get_run(run_ref)
+    if trials:
+        from ..store.trials import has_trials
+
+        if not has_trials(store, run.id):
+            epochs = (run.settings or {}).get("epochs", 1)
+            why = "no trial is stored yet" if epochs > 1 else "it was not made with --epochs N"
+            raise CLIError(f"run {run.id} ({run.name}) has no trials: {why}; export it without --trials")
     target = output or ("-" if output_format.stdout else None)
-    warning = write_output(output_format, RunSource(store, run, app.settings), target)
+    warning = write_output(output_format, RunSource(store, run, app.settings, trials=trials), target)
     if warning:
         click.echo(warning, err=True)
 

@@ -24,12 +24,12 @@ CHUNK = 5000
 EXPORT_COLUMNS = ("case_id", "scorer", "value", "label", "passed", "details", "error")
 
 
-def _scorer_rank(names: Sequence[str]):
-    """The scorer's place in the run's scorer list, as an SQL expression (unknown names first,
-    as the in-memory sort of earlier versions placed them)."""
+def _scorer_rank(names: Sequence[str], column: Any = ResultRow.scorer):
+    """The scorer's place in the run's scorer list, as an SQL expression over ``column`` (unknown
+    names first, as the in-memory sort of earlier versions placed them)."""
     if not names:
         return literal(0)
-    return case({name: i for i, name in enumerate(names)}, value=ResultRow.scorer, else_=0)
+    return case({name: i for i, name in enumerate(names)}, value=column, else_=0)
 
 
 def export_rows(store, run) -> Iterator[Any]:

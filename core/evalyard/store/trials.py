@@ -1,19 +1,27 @@
 """The store's operations on repeated trials (``--epochs N``): each epoch's generated output and
 each epoch's score, written with the case's reduced result in one transaction, and read back
-streamed, grouped by case, for the stability figures and the case view."""
+streamed, grouped by case, for the stability figures and the case view, or one row per trial for
+``runs export --trials``."""
 
 from __future__ import annotations
 
 from itertools import groupby
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, func, select, update
 
 from . import insert_ignoring_duplicates
-from .models import CandidateRow, ResultRow, TrialOutputRow, TrialRow, utcnow
+from .models import CandidateRow, CaseRow, ResultRow, TrialOutputRow, TrialRow, utcnow
 
 if TYPE_CHECKING:
     from . import Store
+
+#: What a line of ``runs export --trials`` holds, in order: a trial (one case, one epoch, one
+#: scorer) with the fields of a result, and the epoch's generated output (``output``: its text,
+#: ``output_error``: why the generation failed; both empty when the run scored the cases' own
+#: candidates).
+TRIAL_COLUMNS = ("case_id", "epoch", "scorer", "value", "label", "passed", "details", "error", "output",
+                 "output_error")
 
 
 def done_outputs(store: Store, run_id: str, case_ids: Iterable[str]) -> set[tuple[str, int]]:
@@ -107,3 +115,33 @@ def trials_of_cases(store: Store, run_id: str, case_ids: Iterable[str]) -> dict[
 def case_trials(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
     """One case's epochs: each epoch's output and each scorer's trial."""
     return trials_of_cases(store, run_id, [case_id]).get(case_id) or {"outputs": [], "scores": []}
+
+
+def has_trials(store: Store, run_id: str) -> bool:
+    """Whether ``run_id`` stored any trial (a run made with ``--epochs N``, N > 1)."""
+    with store.engine.connect() as connection:
+        return connection.execute(select(TrialRow.id).where(TrialRow.run_id == run_id).limit(1)).first() is not None
+
+
+def trial_export_rows(store: Store, run: Any) -> Iterator[Any]:
+    """Every trial of ``run`` as a row of ``TRIAL_COLUMNS``, ordered by the case's position in
+    the suite, then epoch, then the run's scorer order; streamed as ``export_rows`` is (one
+    ordered query joining the epoch's output, fetched a chunk at a time)."""
+    from .reading import CHUNK, _scorer_rank
+
+    names = [s["name"] for s in run.scorers or []]
+    query = (
+        select(TrialRow.case_id, TrialRow.epoch, TrialRow.scorer, TrialRow.value, TrialRow.label, TrialRow.passed,
+               TrialRow.details, TrialRow.error, TrialOutputRow.text, TrialOutputRow.error)
+        .select_from(TrialRow)
+        .outerjoin(CaseRow, and_(CaseRow.suite_id == run.suite_id, CaseRow.case_id == TrialRow.case_id))
+        .outerjoin(TrialOutputRow, and_(TrialOutputRow.run_id == TrialRow.run_id,
+                                        TrialOutputRow.case_id == TrialRow.case_id,
+                                        TrialOutputRow.epoch == TrialRow.epoch))
+        .where(TrialRow.run_id == run.id)
+        .order_by(func.coalesce(CaseRow.position, 0), TrialRow.case_id, TrialRow.epoch,
+                  _scorer_rank(names, TrialRow.scorer), TrialRow.id)
+    )
+    with store.engine.connect() as connection:
+        result = connection.execution_options(stream_results=True, yield_per=CHUNK).execute(query)
+        yield from result
