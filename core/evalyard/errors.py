@@ -12,7 +12,8 @@ class InputError(EvalyardError):
         self.path, self.line, self.field = path, line, field
         where = ""
         if path is not None:
-            where = str(path)
+            # a file name may hold a newline or a lone surrogate: escaped, the error stays one printable line
+            where = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(path))
             if line is not None:
                 where += f":{line}"
             if field is not None:

@@ -139,6 +139,8 @@ class _Source:
 
 
 def _list(node: dict[str, Any], key: str, where: _Source, at: str) -> list[Any]:
+    if not isinstance(node, dict):  # a resource, scope or span that is not an object
+        raise where.error(f"expected an object, got {type(node).__name__}", at.rstrip(".") or None)
     value = node.get(key)
     if value is None:
         return []
