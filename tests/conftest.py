@@ -108,10 +108,11 @@ def agentevals_python():
 @pytest.fixture(scope="session")
 def ragas_python():
     """The python of a venv with Ragas 0.4.3. langchain-community 0.4.2 (released after it)
-    dropped ``chat_models.vertexai``, which ragas 0.4.3 imports, so the one before is pinned."""
+    dropped ``chat_models.vertexai``, which ragas 0.4.3 imports, so the one before is pinned;
+    rapidfuzz is Ragas' optional dependency for its string distances."""
     from reference_envs import reference_python
 
-    return reference_python("ragas==0.4.3", "langchain-community==0.4.1")
+    return reference_python("ragas==0.4.3", "langchain-community==0.4.1", "rapidfuzz==3.14.6")
 
 
 @pytest.fixture

@@ -2,10 +2,10 @@
 
 from evalyard import hookimpl
 
-from .scorers import SCORERS
+from . import context, scorers
 
 
 @hookimpl
 def register_scorers(register):
-    for scorer in SCORERS:
+    for scorer in (*scorers.SCORERS, *context.SCORERS):
         register(scorer)

@@ -71,3 +71,4 @@ SCORERS = (
     _scorer("map", "average precision, over all relevant documents (trec_eval's map; map_cut@k)"),
     _scorer("ndcg", "normalised discounted cumulative gain with graded relevance (trec_eval's ndcg; ndcg_cut@k)"),
 )
+
