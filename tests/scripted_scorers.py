@@ -118,6 +118,16 @@ class CandidateValue(Scorer):
         return Score(value=float(case.candidate))
 
 
+class MessageCount(Scorer):
+    """Reads the conversation: its value is the number of messages."""
+
+    name = "message_count"
+    requires = ("messages",)
+
+    def score(self, case: Case) -> Score:
+        return Score(value=float(len(case.messages)))
+
+
 class PassRate(Scorer):
     """A scorer with a corpus-level metric: the micro pass rate over all scored cases."""
 
@@ -167,7 +177,8 @@ class PerEpoch(Generator):
 
 @hookimpl
 def register_scorers(register):
-    for cls in (Scripted, ScriptedAsync, ScriptedProcess, NeedsReference, InFlight, PassRate, CandidateValue):
+    for cls in (Scripted, ScriptedAsync, ScriptedProcess, NeedsReference, InFlight, PassRate, CandidateValue,
+                MessageCount):
         register(cls)
 
 

@@ -420,6 +420,9 @@ class Runner:
             exc.totals = self.totals(run_id, prepared, time.perf_counter() - started)
             self.store.set_status(run_id, "failed", exc.totals)
             raise
+        except Exception:  # a defect somewhere below: the run is failed (and resumable), never left running
+            self.store.set_status(run_id, "failed")
+            raise
         finally:
             for p in prepared:
                 p.scorer.close()
@@ -602,10 +605,13 @@ class Runner:
             t0 = time.perf_counter()
             # A case whose candidate could not be generated cannot be scored on it: an error, not a 0.
             # Scores go back to their trials by position: with epochs a case id names several trials.
-            needs_candidate = "candidate" in p.scorer.required_fields()
+            # In a run that generates, a case without a candidate is one whose generation failed: a
+            # scorer of what the system produced (its answer, its conversation) cannot score it.
+            required = p.scorer.required_fields()
+            reads_generated = "candidate" in required or (with_outputs and "messages" in required)
             unread = self._read_answers(p, batch)  # the answers as the user reads them
             runnable_at = [i for i, c in enumerate(batch)
-                           if i not in unread and (c.candidate is not None or not needs_candidate)]
+                           if i not in unread and (c.candidate is not None or not reads_generated)]
             runnable = [batch[i] for i in runnable_at]
             stop = None
             try:

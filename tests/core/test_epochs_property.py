@@ -89,3 +89,19 @@ def test_the_smallest_collapse_two_cases_three_epochs(scripted_plugin, tmp_path)
     values = {row.case_id: row.value for row in store.results(data["run_id"], "candidate_value")}
     assert values == {"a": pytest.approx(2 / 3), "b": pytest.approx(0.5)}
     assert data["scorers"]["candidate_value"]["epochs"]["unstable"] == 2
+
+
+@pytest.mark.parametrize("epochs", [1, 2])
+def test_a_failed_generation_is_not_scored_on_the_data_it_started_from(scripted_plugin, tmp_path, epochs):
+    """A scorer of the conversation gets an error for a case whose generation failed, not the
+    conversation the data held before generating."""
+    path = tmp_path / "cases.jsonl"
+    path.write_text(json.dumps({"id": "ok", "messages": [{"role": "user", "content": "hello"}]}) + "\n"
+                    + json.dumps({"id": "broken", "messages": [{"role": "user", "content": "fail now"}]}) + "\n")
+    result = CliRunner().invoke(cli, ["run", str(path), "-g", "echo", "-s", "message_count", "--epochs", str(epochs),
+                                      "--json"], obj=scripted_plugin, catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output
+    store = scripted_plugin.open_store()
+    rows = {r.case_id: r for r in store.results(json.loads(result.stdout)["run_id"], "message_count")}
+    assert rows["ok"].value == 1.0
+    assert rows["broken"].value is None and "generation failed" in rows["broken"].error
