@@ -62,6 +62,8 @@ LAZY: dict[str, tuple[str, str]] = {
     # a case's dialogue fields, checked as evalyard checks them (one line naming file, line, field)
     "check_messages": ("dialogue", "check_messages"),
     "check_tools": ("dialogue", "check_tools"),
+    # a ranking as cases hold it ({id, text, score} passages or texts), checked as evalyard checks it
+    "check_retrieved": ("retrieval", "check_retrieved"),
 }
 
 

@@ -41,6 +41,9 @@ GENERATED_CHUNK = 32
 GENERATED_EVERY_S = 0.5
 #: Cases read (and, for a new run, stored) at a time: a run's memory is set by this, not its size.
 WINDOW = 1000
+#: What a generation may give besides its text (``Generation.messages``, ``.retrieved``): stored in
+#: the output's ``dialogue``, it replaces the case's own field for scoring.
+GENERATED_FIELDS = ("messages", "retrieved")
 
 T = TypeVar("T")
 
@@ -508,8 +511,12 @@ class Runner:
         if not isinstance(made, Generation) or (made.text is None and made.error is None):
             made = Generation(error=f"generator {generator.entry.name!r} returned {type(made).__name__}")
         details = _jsonable({**made.details, "usage": made.usage} if made.usage else made.details)
+        # what the system produced besides its answer (a conversation, a retrieval), which replaces
+        # the case's own fields for scoring
+        generated = {name: _jsonable(getattr(made, name)) for name in GENERATED_FIELDS
+                     if getattr(made, name) is not None}
         row = {"case_id": case.id, "text": made.text, "details": details or None, "error": made.error,
-               "dialogue": {"messages": _jsonable(made.messages)} if made.messages is not None else None}
+               "dialogue": generated or None}
         if case.epoch is not None:
             row["epoch"] = case.epoch
         return row
@@ -591,9 +598,9 @@ class Runner:
         for case in batch:
             for epoch in range(self.epochs):
                 # a case that was generated has an output row per epoch (its text, or None and the
-                # error; a generated conversation, its messages)
+                # error; a generated conversation, its messages; a pipeline's retrieval, its passages)
                 candidate, _, dialogue = outputs.get((case.id, epoch), (case.candidate, None, None))
-                generated = {"messages": dialogue["messages"]} if dialogue else {}
+                generated = {name: dialogue[name] for name in GENERATED_FIELDS if name in (dialogue or {})}
                 out.append(dataclasses.replace(case, candidate=candidate, epoch=epoch, **generated))
         return out
 
@@ -608,7 +615,7 @@ class Runner:
             # In a run that generates, a case without a candidate is one whose generation failed: a
             # scorer of what the system produced (its answer, its conversation) cannot score it.
             required = p.scorer.required_fields()
-            reads_generated = "candidate" in required or (with_outputs and "messages" in required)
+            reads_generated = "candidate" in required or (with_outputs and any(f in required for f in GENERATED_FIELDS))
             unread = self._read_answers(p, batch)  # the answers as the user reads them
             runnable_at = [i for i, c in enumerate(batch)
                            if i not in unread and (c.candidate is not None or not reads_generated)]

@@ -283,13 +283,15 @@ class Generation:
     """What a generator produced for one case: the text, or an error (never an empty stand-in).
     A conversation generator also gives the whole conversation it played (``messages``, OpenAI's
     chat format): stored with the run, it is the case's ``messages`` its scorers see, and ``text``
-    is the last answer."""
+    is the last answer. A pipeline under test gives the passages it retrieved (``retrieved``, as a
+    case holds them): stored likewise, they are the case's ``retrieved`` its scorers see."""
 
     text: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, Any] | None = None
     error: str | None = None
     messages: list[dict[str, Any]] | None = None
+    retrieved: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         # Output no UTF-8 file or database takes (a lone surrogate, which a provider's JSON can
@@ -298,10 +300,10 @@ class Generation:
         if self.error is None:
             from .valid_text import unstorable_output
 
-            found = unstorable_output(self.text, self.messages)
+            found = unstorable_output(self.text, self.messages, self.retrieved)
             if found is not None:
                 self.error = f"the generated {found[0]}: {found[1]}"
-                self.text = self.messages = None
+                self.text = self.messages = self.retrieved = None
 
 
 class Generator:
@@ -319,7 +321,8 @@ class Generator:
     #: (``checklist``), run by that plugin's own command
     produces: ClassVar[str] = "candidate"
     #: the case fields each generation fills, which scorers may then require of cases that lack
-    #: them: ``candidate``; a conversation generator also fills ``messages``
+    #: them: ``candidate``; a conversation generator also fills ``messages``, a retrieval pipeline
+    #: ``retrieved`` (what a generator fills besides the candidate replaces the case's for scoring)
     fills: ClassVar[tuple[str, ...]] = ("candidate",)
 
     @dataclass

@@ -85,11 +85,12 @@ def check_text(value: Any, *, path: str, line: int | None, field: str = "", json
         raise InputError(problem, path=path, line=where, field=at or None)
 
 
-def unstorable_output(text: str | None, messages: list[Any] | None) -> tuple[str, str] | None:
+def unstorable_output(text: str | None, messages: list[Any] | None,
+                      retrieved: list[Any] | None = None) -> tuple[str, str] | None:
     """(field, what is wrong) of a generated answer that cannot be stored or read back: its text,
     its messages, or the JSON arguments of a tool call it made (a provider's JSON may escape a
     lone surrogate inside them, which scorers and exports meet once the arguments are decoded)."""
-    found = unstorable({"text": text, "messages": messages}, json_values=False)
+    found = unstorable({"text": text, "messages": messages, "retrieved": retrieved}, json_values=False)
     if found is not None:
         return found[0], found[1]
     for n, message in enumerate(messages or ()):

@@ -63,8 +63,9 @@ def dialogue_column(case: Case) -> dict[str, Any] | None:
 
 def dialogue_fields(stored: Any, generated: Any = None) -> dict[str, Any]:
     """A case's ``dialogue`` column's value (JSON text, or decoded by the driver) as Case keyword
-    arguments; ``generated``, a run's generated conversation (its candidate's or an epoch's
-    ``dialogue``), replaces the case's ``messages``: scorers judge what the system said."""
+    arguments; ``generated``, what a run generated besides the answer (its candidate's or an epoch's
+    ``dialogue``: a conversation, a pipeline's retrieval), replaces the case's ``messages`` and
+    ``retrieved``: scorers judge what the system said and retrieved."""
     fields = {} if stored is None or stored == "null" else dict(
         json.loads(stored) if isinstance(stored, str) else stored)
     if generated is not None and generated != "null":

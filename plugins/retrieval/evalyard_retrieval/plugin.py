@@ -2,10 +2,16 @@
 
 from evalyard import hookimpl
 
-from . import context, scorers
+from . import context, pipeline, scorers
 
 
 @hookimpl
 def register_scorers(register):
     for scorer in (*scorers.SCORERS, *context.SCORERS):
         register(scorer)
+
+
+@hookimpl
+def register_generators(register):
+    # rag/pipeline (a bare "pipeline" works while it is unique): the system under test is the user's RAG pipeline
+    register(pipeline.PipelineGenerator, namespace=pipeline.NAMESPACE)
