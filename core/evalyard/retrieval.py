@@ -97,6 +97,17 @@ def passages(case: Any) -> list[dict[str, Any]]:
     return [{"id": str(n + 1), "text": text} for n, text in enumerate(case.context or [])]
 
 
+def ranked_passages(retrieved: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The passages in their ranking's order, as trec_eval ranks them: with scores, score
+    descending, ties by doc id descending (``strcmp`` order, compared as UTF-8 bytes), whatever
+    order they came in; without scores, the list's own order. Retrieval scorers rank this way,
+    and so does every view that shows a ranking."""
+    if not retrieved or any("score" not in p for p in retrieved):
+        return list(retrieved)
+    by_id = sorted(retrieved, key=lambda p: p["id"].encode("utf-8"), reverse=True)
+    return sorted(by_id, key=lambda p: p["score"], reverse=True)  # stable: equal scores keep the id order
+
+
 def _doc_id(value: Any, path: str, line: int | None, field: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
         raise InputError(f"a doc id is a text or a whole number, not {value!r}", path=path, line=line, field=field)

@@ -79,3 +79,68 @@ def label_bars_svg(counts: dict[str, int]) -> str:
         parts.append(f'<text class="tick" x="{label_w + w + 4:.1f}" y="{y + 12}">{count}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+#: Line colours of the at-k chart's series (a grid's cells), in order; then they repeat.
+SERIES_COLOURS = ("#3559c7", "#c23b30", "#1f8a4c", "#8a3ffc", "#d97706", "#0e7490")
+
+
+def at_k_svg(measure: str, series: list[dict]) -> str:
+    """A measure's mean against the cutoff k, one line per series (a run, or a grid's cells), each
+    point with its 95% interval as a bar. ``series``: ``{"label", "points": [{"k", "mean",
+    "ci95"}]}``. The cutoffs are spaced evenly (1, 5, 10, 100 read better so than on a linear
+    axis); the value axis spans [0, 1] unless a value lies outside it."""
+    ks = sorted({p["k"] for s in series for p in s["points"]})
+    values = [v for s in series for p in s["points"] if p.get("mean") is not None
+              for v in (p["mean"], *(p.get("ci95") or ()))]
+    low, high = min([0.0, *values]), max([1.0, *values])
+    legend_h = 14 * len(series) if len(series) > 1 else 0
+    width, height = 360, 170 + legend_h
+    left, right, top, bottom = 34, 14, 8, 30 + legend_h
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def x(k: int) -> float:
+        return left + (plot_w * ks.index(k) / (len(ks) - 1) if len(ks) > 1 else plot_w / 2)
+
+    def y(v: float) -> float:
+        return top + plot_h * (high - v) / (high - low)
+
+    parts = [f'<svg class="chart at-k" data-measure="{escape(measure)}" viewBox="0 0 {width} {height}" width="{width}" '
+             f'height="{height}" role="img" aria-label="{escape(measure)} at k">']
+    for v in (low, (low + high) / 2, high):
+        parts.append(f'<line class="grid-line" x1="{left}" y1="{y(v):.1f}" x2="{width - right}" y2="{y(v):.1f}"/>')
+        parts.append(f'<text class="tick" x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end">{_fmt(v)}</text>')
+    axis_y = top + plot_h
+    parts.append(f'<line class="axis" x1="{left}" y1="{axis_y}" x2="{width - right}" y2="{axis_y}"/>')
+    for k in ks:
+        parts.append(f'<text class="tick" x="{x(k):.1f}" y="{axis_y + 12}" text-anchor="middle">{k}</text>')
+    parts.append(f'<text class="tick" x="{left + plot_w / 2:.1f}" y="{axis_y + 24}" text-anchor="middle">'
+                 f'{escape(measure)}@k: mean and 95% interval</text>')
+    for n, s in enumerate(series):
+        colour = SERIES_COLOURS[n % len(SERIES_COLOURS)]
+        label = escape(str(s["label"]))
+        points = [p for p in s["points"] if p.get("mean") is not None]
+        parts.append(f'<g class="series" data-series="{n}" data-label="{label}">')
+        if len(points) > 1:
+            line = " ".join(f"{x(p['k']):.1f},{y(p['mean']):.1f}" for p in points)
+            parts.append(f'<polyline class="line" points="{line}" fill="none" stroke="{colour}" stroke-width="1.8"/>')
+        for p in points:
+            px, py = x(p["k"]), y(p["mean"])
+            ci = p.get("ci95")
+            tip = f"{label}, {escape(measure)}@{p['k']}: mean {p['mean']:.4f}"
+            parts.append(f'<g class="point" data-k="{p["k"]}" data-mean="{p["mean"]:.6g}">')
+            if ci:
+                tip += f", 95% interval [{ci[0]:.4f}, {ci[1]:.4f}]"
+                parts.append(f'<line class="interval" x1="{px:.1f}" y1="{y(ci[0]):.1f}" x2="{px:.1f}" y2="{y(ci[1]):.1f}" '
+                             f'stroke="{colour}" stroke-width="1.2"/>')
+                for end in ci:
+                    parts.append(f'<line class="interval" x1="{px - 3:.1f}" y1="{y(end):.1f}" x2="{px + 3:.1f}" '
+                                 f'y2="{y(end):.1f}" stroke="{colour}" stroke-width="1.2"/>')
+            parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3.2" fill="{colour}"><title>{tip}</title></circle></g>')
+        parts.append("</g>")
+        if len(series) > 1:
+            ly = height - legend_h + 14 * n + 4
+            parts.append(f'<line x1="{left}" y1="{ly:.1f}" x2="{left + 16}" y2="{ly:.1f}" stroke="{colour}" stroke-width="2"/>'
+                         f'<text class="tick legend" x="{left + 20}" y="{ly + 3:.1f}">{label}</text>')
+    parts.append("</svg>")
+    return "".join(parts)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from typing import Any
 
 from . import charts
@@ -179,6 +180,54 @@ def _columns(case_ids: list[str], names: list[str], rows) -> tuple[dict[str, dic
     return columns, raw_rows, usages
 
 
+def ranking_view(retrieved: list[dict[str, Any]] | None, relevant: dict[str, int] | None) -> list[dict[str, Any]] | None:
+    """A case's ranked passages as the case view shows them: in the ranking's order (trec_eval's,
+    ``retrieval.ranked_passages``: the page's script never reorders them), each with its rank and,
+    when judged, its grade (1 or more: relevant)."""
+    if retrieved is None:
+        return None
+    from ..retrieval import ranked_passages
+
+    grades = relevant or {}
+    view = []
+    for rank, passage in enumerate(ranked_passages(retrieved), start=1):
+        row = {"rank": rank, "id": passage["id"]}
+        for key in ("score", "text"):
+            if passage.get(key) is not None:
+                row[key] = passage[key]
+        if passage["id"] in grades:
+            row["grade"] = grades[passage["id"]]
+        view.append(row)
+    return view
+
+
+#: A scorer named NAME@K measures NAME at cutoff K (``recall@10``).
+AT_K = re.compile(r"^(?P<measure>.+)@(?P<k>[0-9]+)$")
+
+
+def at_k_measures(names: list[str]) -> dict[str, list[tuple[int, str]]]:
+    """The measures scored at several cutoffs: ``{measure: [(k, scorer name), ...]}``, k ascending,
+    in the order the measures first appear (a measure at one cutoff has no curve to draw)."""
+    found: dict[str, dict[int, str]] = {}
+    for name in names:
+        match = AT_K.match(name)
+        if match:
+            found.setdefault(match["measure"], {}).setdefault(int(match["k"]), name)
+    return {measure: sorted(ks.items()) for measure, ks in found.items() if len(ks) > 1}
+
+
+def retrieval_at_k(scorers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The run page's "retrieval at k": each measure's mean and 95% interval against k, charted."""
+    stats = {s["name"]: s.get("stats") or {} for s in scorers}
+    out = []
+    for measure, ks in at_k_measures([s["name"] for s in scorers]).items():
+        points = [{"k": k, "scorer": name, "mean": stats[name].get("mean"), "ci95": stats[name].get("ci95")}
+                  for k, name in ks]
+        out.append({"measure": measure, "points": points,
+                    "svg": charts.at_k_svg(measure, [{"label": measure, "points": points}])})
+    return out
+
+
 def _table(scorers: list[dict[str, Any]], cases: list[Any], columns: dict[str, Any]) -> dict[str, Any]:
     """The page's JSON payload: scorers, case fields as columns, results as columns."""
     fields = {
@@ -191,6 +240,11 @@ def _table(scorers: list[dict[str, Any]], cases: list[Any], columns: dict[str, A
     }
     if any(c.messages for c in cases):  # a conversation's turns, only in runs that have them
         fields["messages"] = [c.messages or None for c in cases]
+    if any(c.retrieved is not None or c.relevant for c in cases):  # a retrieval, only in runs that have one
+        fields["retrieved"] = [ranking_view(c.retrieved, c.relevant) for c in cases]
+        fields["relevant"] = [c.relevant or None for c in cases]
+    if any(c.reference_contexts for c in cases):
+        fields["reference_contexts"] = [c.reference_contexts or None for c in cases]
     return {"scorers": [{"name": s["name"], "threshold": s["threshold"], "higher_is_better": s["higher_is_better"]}
                         for s in scorers],
             "cases": fields, "results": columns}
@@ -219,7 +273,7 @@ def gather_run(store, run) -> dict[str, Any]:
         scorers.append({**_scorer_summary(spec, stats, column["v"], labels), "agreement": agreement.get(name),
                         "calibrated_threshold": bool(spec.get("calibration"))})
     return {"header": _header(run, suite, _usage(run, usages), len(cases)), "scorers": scorers,
-            "table": _with_epochs(store, run, _table(scorers, cases, columns))}
+            "at_k": retrieval_at_k(scorers), "table": _with_epochs(store, run, _table(scorers, cases, columns))}
 
 
 def _with_epochs(store, run, table: dict[str, Any]) -> dict[str, Any]:
@@ -311,7 +365,7 @@ def gather_large_run(store, run, *, case_ids: list[str] | None = None, extra_ids
     large = {"cases": suite.case_count, "shown": len(cases), "top": TOP_CASES, "sample": len(sample),
              "worst": listed(worst), "failing": listed(failing), "paged": case_ids is not None}
     return {"header": _header(run, suite, _usage(run, []), suite.case_count), "scorers": scorers,
-            "table": _with_epochs(store, run, _table(scorers, cases, columns)), "large": large}
+            "at_k": retrieval_at_k(scorers), "table": _with_epochs(store, run, _table(scorers, cases, columns)), "large": large}
 
 
 def _cases_in_order(store, run, case_ids: list[str]) -> list[Any]:

@@ -69,8 +69,24 @@ def build_experiment_report(store: Store, ref: str, nav: list[tuple[str, str]] |
                           "disagree": disagreement(cells_view, scorers), "changed": changed_across_epochs(cells_view)})
     missing = [cells[i].label for i in range(len(cells)) if i not in runs]
     return render_page("experiment.html.j2", nav=nav, experiment=row, rows=rows, scorers=scorers, cases=cases,
+                       at_k=cells_at_k(rows, scorers),
                        tests=comparison["tests"], missing=missing, shown=CASES_SHOWN, run_link=run_link,
                        with_epochs=any(r.get("epochs", 1) > 1 for r in rows))
+
+
+def cells_at_k(rows: list[dict[str, Any]], scorers: list[str]) -> list[dict[str, Any]]:
+    """The cells compared by k: for each measure scored at several cutoffs (``recall@1``,
+    ``recall@5``, ...), one chart with a line per cell of its mean against k, with 95% intervals."""
+    from . import charts
+    from .data import at_k_measures
+
+    out = []
+    for measure, ks in at_k_measures(scorers).items():
+        series = [{"label": f"{r['cell']} {r['label']}", "points": [
+            {"k": k, "scorer": name, "mean": (r["scorers"].get(name) or {}).get("mean"),
+             "ci95": (r["scorers"].get(name) or {}).get("ci95")} for k, name in ks]} for r in rows]
+        out.append({"measure": measure, "series": series, "svg": charts.at_k_svg(measure, series)})
+    return out
 
 
 def shade(delta: float | None, higher_is_better: bool) -> str:

@@ -142,4 +142,4 @@ def render_report(gathered: dict[str, Any], compare: dict[str, Any] | None = Non
     compare_view = {k: v for k, v in compare.items() if k != "table"} if compare else None
     return render_page("report.html.j2", nav=nav, h=gathered["header"], scorers=gathered["scorers"],
                        compare=compare_view, data_element=Markup(data_element(table)),
-                       large=gathered.get("large"), paging=paging)
+                       large=gathered.get("large"), paging=paging, at_k=gathered.get("at_k") or [])

@@ -288,6 +288,48 @@
       block.appendChild(table);
       return block;
     }
+    // A retrieval: the passages in their ranking's order (ordered by the server as trec_eval ranks
+    // them: this script never reorders), the relevant ones marked with their grade, and the
+    // per-passage verdicts of any scorer whose details give one per ranked passage (details.verdicts,
+    // in rank order; a scorer whose verdicts are of something else says so in details.verdicts_of).
+    var LONG_PASSAGE = 320;
+    function passageVerdict(v) {
+      var good = v === 1 || v === true || GOOD.test(String(v)), bad = v === 0 || v === false || BAD.test(String(v));
+      return el("span", { cls: good ? "verdict-good" : bad ? "verdict-bad" : "", text: good ? "\u2713 " + fmt(v) : bad ? "\u2717 " + fmt(v) : fmt(v) });
+    }
+    function passageText(text) {
+      if (text == null) return el("div", { cls: "muted", text: "(no text)" });
+      if (text.length <= LONG_PASSAGE) return textBlock(text);
+      return el("details", { cls: "passage-text" }, [el("summary", { text: text.slice(0, 200) + "\u2026 (" + text.length + " characters)" }), textBlock(text)]);
+    }
+    function passagesField(i, ranking) {
+      var judged = S.filter(function (s) {
+        var d = R[s.name].d[i];
+        return d && Array.isArray(d.verdicts) && d.verdicts.length === ranking.length && ranking.length > 0 &&
+          (d.verdicts_of == null || d.verdicts_of === "retrieved");
+      });
+      var relevant = (C.relevant && C.relevant[i]) || {}, shown = {};
+      var list = el("ol", { cls: "passages", id: "cv-passages" }, ranking.map(function (p, n) {
+        shown[p.id] = 1;
+        var isRelevant = p.grade != null && p.grade >= 1;
+        var head = el("div", { cls: "passage-head" }, [el("span", { cls: "rank", text: "#" + p.rank }), el("span", { cls: "mono passage-id", text: p.id }),
+          p.score != null ? el("span", { cls: "muted passage-score", text: "score " + fmt(p.score) }) : null,
+          isRelevant ? el("span", { cls: "grade", text: "relevant, grade " + p.grade })
+            : p.grade != null ? el("span", { cls: "muted", text: "judged not relevant, grade " + p.grade }) : null]
+          .concat(judged.map(function (s) {
+            return el("span", { cls: "passage-verdict", "data-scorer": s.name }, [el("span", { cls: "muted", text: s.name + " " }), passageVerdict(R[s.name].d[i].verdicts[n])]);
+          })));
+        var attrs = { cls: isRelevant ? "passage relevant" : "passage", "data-id": p.id, "data-rank": String(p.rank) };
+        if (p.grade != null) attrs["data-grade"] = String(p.grade);
+        return el("li", attrs, [head, passageText(p.text)]);
+      }));
+      var missed = Object.keys(relevant).filter(function (id) { return relevant[id] >= 1 && !shown[id]; });
+      var count = Object.keys(relevant).filter(function (id) { return relevant[id] >= 1; }).length;
+      var title = "retrieved (" + ranking.length + " passages" + (ranking.length && ranking[0].score != null ? ", by score" : "") +
+        (count ? "; " + (count - missed.length) + " of " + count + " relevant" : "") + ")";
+      var box = el("div", null, [list, missed.length ? el("div", { cls: "muted", id: "cv-missed", text: "relevant, not retrieved: " + missed.join(", ") }) : null]);
+      return field(title, box);
+    }
     function openCase(i) {
       current = i;
       document.getElementById("cv-title").textContent = "Case " + C.id[i];
@@ -310,9 +352,13 @@
           .concat(read.map(function (s) { return field("as " + s.name + " read it", textBlock(R[s.name].d[i].extracted)); }))));
       } else if (!messages || C.candidate[i] != null) cvBody.appendChild(field("candidate", textBlock(C.candidate[i])));
       if (C.reference[i] != null) cvBody.appendChild(field("reference", textBlock(C.reference[i])));
-      if (C.context[i] && C.context[i].length) {
+      var ranking = C.retrieved && C.retrieved[i];
+      if (ranking) cvBody.appendChild(passagesField(i, ranking));
+      else if (C.context[i] && C.context[i].length) {
         cvBody.appendChild(field("context", el("ol", { cls: "context" }, C.context[i].map(function (p) { return el("li", null, [textBlock(p)]); }))));
       }
+      var refs = C.reference_contexts && C.reference_contexts[i];
+      if (refs) cvBody.appendChild(field("reference contexts", el("ol", { cls: "context" }, refs.map(function (p) { return el("li", null, [textBlock(p)]); }))));
       if (C.metadata[i]) cvBody.appendChild(field("metadata", renderDetails(C.metadata[i])));
       S.forEach(function (s) { cvBody.appendChild(scoreBlock(i, s)); });
       if (D.epochs) cvBody.appendChild(epochsBlock(C.id[i]));
