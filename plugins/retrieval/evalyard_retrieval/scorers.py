@@ -8,6 +8,7 @@ order (``measures.ranked``); its judgements are ``relevant``. A case that retrie
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,13 +17,26 @@ from evalyard import Case, Score, Scorer
 from .measures import MEASURES, ranked
 
 
-def ranking_of(case: Case) -> list[Any] | None:
-    """The case's ranking as ``measures`` takes it: (id, score) pairs, or ids; None if it has none."""
-    if case.retrieved is not None:
-        return [(p["id"], p["score"]) if "score" in p else p["id"] for p in case.retrieved]
-    if case.context:
-        return [str(n + 1) for n in range(len(case.context))]
-    return None
+#: the last cases' rankings in trec_eval's order, by the identity of their ``retrieved`` list (kept
+#: alive here, so an identity is not reused while cached): every measure and cutoff of a run asks
+#: for the same case's order, and sorting it again for each was most of a retrieval run's time
+_ORDERED: OrderedDict[int, tuple[list[Any], list[str]]] = OrderedDict()
+_ORDERED_SIZE = 4096
+
+
+def ordered(case: Case) -> list[str] | None:
+    """The case's doc ids in trec_eval's order, or None when it has no ranking."""
+    retrieved = case.retrieved
+    if retrieved is None:
+        return [str(n + 1) for n in range(len(case.context))] if case.context else None
+    cached = _ORDERED.get(id(retrieved))
+    if cached is not None and cached[0] is retrieved:
+        return cached[1]
+    docs = ranked([(p["id"], p["score"]) if "score" in p else p["id"] for p in retrieved])
+    _ORDERED[id(retrieved)] = (retrieved, docs)
+    while len(_ORDERED) > _ORDERED_SIZE:
+        _ORDERED.popitem(last=False)
+    return docs
 
 
 class RetrievalScorer(Scorer):
@@ -43,10 +57,9 @@ class RetrievalScorer(Scorer):
                 raise ValueError(f"k must be 1 or more, not {self.k}")
 
     def score(self, case: Case) -> Score:
-        ranking = ranking_of(case)
-        if ranking is None:
+        docs = ordered(case)
+        if docs is None:
             return Score.failure(f"{self.name}: the case has no ranking (no `retrieved` and no `context`)")
-        docs = ranked(ranking)
         k = self.config.k
         value = MEASURES[self.measure](docs, case.relevant or {}, k)
         shown = docs if k is None else docs[:k]
