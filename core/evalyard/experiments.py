@@ -3,7 +3,8 @@ ordinary run (report, export, compare and label work on it), grouped under an ex
 
 An experiment is a set of run requests (``evalyard.run_service``): the cells share the suite,
 scorers, judge, response cache, concurrency, executor and outputs of the one request they are
-made from, and differ in the ``model`` generator's settings. Cells run one after the other, each
+made from, and differ in the ``model`` generator's settings, or, in a grid over the parameters of
+the run's own generator (``-g rag/pipeline:... --param top_k=5,10``), in that generator's config. Cells run one after the other, each
 with the whole concurrency budget; ``max_cost`` caps the whole grid. A cell's run is recorded
 as it is created, so ``resume`` finishes every cell (resuming a stopped cell's run, starting the
 cells never started) and runs nothing twice.
@@ -33,30 +34,55 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Cell:
-    """One point of the grid: the model under test, its prompt template and generation settings."""
+    """One point of the grid: the model under test, its prompt template and generation settings;
+    or (``generator`` named, no model) the values of the run's own generator's parameters, added
+    to the config that generator was given."""
 
     model: str
     prompt: str | None = None
     params: tuple[tuple[str, Any], ...] = ()
+    generator: str | None = None
 
     @property
     def label(self) -> str:
-        parts = [self.model] + ([f"prompt={self.prompt}"] if self.prompt else [])
+        parts = [self.model or self.generator or ""] + ([f"prompt={self.prompt}"] if self.prompt else [])
         return " ".join(parts + [f"{k}={v}" for k, v in self.params])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "model": self.model, "prompt": self.prompt, "params": dict(self.params)}
+        return {"label": self.label, "model": self.model, "prompt": self.prompt, "params": dict(self.params),
+                **({"generator": self.generator} if self.generator else {})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Cell":
-        return cls(data["model"], data.get("prompt"), tuple((data.get("params") or {}).items()))
+        return cls(data.get("model") or "", data.get("prompt"), tuple((data.get("params") or {}).items()),
+                   data.get("generator"))
+
+    def generation(self, base: RunRequest) -> tuple[str | None, dict[str, Any]]:
+        """(generator, config) of this cell's run: the ``model`` generator (None: the suite's own
+        generator gets the model, as ``--model`` does), or the run's generator with this cell's values."""
+        if self.generator:
+            return self.generator, {**(base.generator_config or {}), **dict(self.params)}
+        return None, {"model": self.model, **({"prompt": self.prompt} if self.prompt else {}), **dict(self.params)}
 
 
 def grid(models: Sequence[str], prompts: Sequence[str | None] = (None,),
-         params: dict[str, Sequence[Any]] | None = None) -> list[Cell]:
-    """Every combination, models outermost; the first cell is the baseline."""
+         params: dict[str, Sequence[Any]] | None = None, generator: str | None = None) -> list[Cell]:
+    """Every combination, models outermost; the first cell is the baseline. With ``generator``
+    (``-g NAME``) and no model, a grid over that generator's parameters alone."""
+    if generator and models:
+        raise InputError("give either --model or --generator, not both")
+    if generator:
+        if any(p is not None for p in prompts):
+            raise InputError("--prompt sets the prompt of --model MODEL; a generator's own template is one of its "
+                             "parameters (--param NAME=V1,V2)")
+        names = list(params or {})
+        values = [list((params or {})[n]) for n in names]
+        if not names or any(not v for v in values):
+            raise InputError("a grid over a generator's parameters needs --param NAME=V1,V2 with values")
+        return [Cell("", None, tuple(zip(names, combo)), generator) for combo in itertools.product(*values)]
     if not models:
-        raise InputError("an experiment needs at least one model (-m/--model)")
+        raise InputError("an experiment needs at least one model (-m/--model), or a generator (-g NAME) whose "
+                         "parameters --param varies")
     names = list(params or {})
     values = [list((params or {})[n]) for n in names]
     if any(not v for v in values):
@@ -154,7 +180,9 @@ def run_experiment(app: "Application", request: ExperimentRequest) -> Experiment
 
 
 #: what every cell shares and a bare ``--resume EXPERIMENT`` must know again
-SHARED = ("judge_model", "use_cache", "format", "field_map", "batch", "calibrated", "epochs")
+SHARED = ("judge_model", "use_cache", "format", "field_map", "batch", "calibrated", "epochs",
+          # a grid over a generator's parameters: the config its cells add their values to
+          "generator_config")
 
 
 def _spec(base: RunRequest) -> dict[str, Any]:
@@ -203,8 +231,8 @@ def _run_cell(app, base: RunRequest, cell: Cell, index: int, name: str, experime
                              max_errors=base.max_errors, fail_under=base.fail_under, fail_on_error=base.fail_on_error,
                              on_progress=base.on_progress, on_start=base.on_start)
         return app.run(request)
-    config = {"model": cell.model, **({"prompt": cell.prompt} if cell.prompt else {}), **dict(cell.params)}
-    request = dataclasses.replace(base, generator=None, generator_config=config, name=f"{name}/{cell.label}",
+    generator, config = cell.generation(base)
+    request = dataclasses.replace(base, generator=generator, generator_config=config, name=f"{name}/{cell.label}",
                                   max_cost=cap, run_to_cap=cap is not None or base.run_to_cap, on_start=started,
                                   outputs=[(output, _cell_target(target, index)) for output, target in base.outputs])
     return app.run(request)
@@ -222,12 +250,12 @@ def _forecast(app, base: RunRequest, cells: list[Cell], name: str, existing: dic
     """``--plan`` for the grid: each cell's forecast (what is missing, for a resumed one), and the totals."""
     lines, totals = [], {}
     for index, cell in enumerate(cells):
-        config = {"model": cell.model, **({"prompt": cell.prompt} if cell.prompt else {}), **dict(cell.params)}
+        generator, config = cell.generation(base)
         if index in existing:
             request = RunRequest(resume=existing[index], db=base.db, concurrency=base.concurrency,
                                  executor=base.executor, forecast_only=True)
         else:
-            request = dataclasses.replace(base, generator=None, generator_config=config, forecast_only=True,
+            request = dataclasses.replace(base, generator=generator, generator_config=config, forecast_only=True,
                                           max_cost=None, run_to_cap=False)
         forecast = app.run(request).forecast
         lines.append({"cell": index, "label": cell.label, "forecast": forecast})

@@ -12,14 +12,16 @@ from .options import current_app, db_option, echo_json, fmt, json_option, table
 
 
 def grid_cells(app, suite: str | None, models: tuple[str, ...], prompts: tuple[str, ...], params: tuple[str, ...],
-               resume: str | None, db_url: str | None) -> list | None:
+               resume: str | None, db_url: str | None, generator: str | None = None) -> list | None:
     """The cells when the command runs a grid, else None: several models, prompts or settings on the
-    command line, a suite file's ``matrix:`` (when no --model is given), or ``--resume`` naming an
-    experiment (its cells are stored: an empty list)."""
+    command line (or ``-g NAME`` with ``--param``: a grid over that generator's parameters), a suite
+    file's ``matrix:`` (when no --model is given), or ``--resume`` naming an experiment (its cells
+    are stored: an empty list)."""
     from ..experiments import grid, parse_param
 
     if len(models) > 1 or len(prompts) > 1 or params:
-        return grid(models, list(prompts) or [None], dict(parse_param(p) for p in params))
+        return grid(models, list(prompts) or [None], dict(parse_param(p) for p in params),
+                    generator=generator if params else None)
     if resume:
         from ..store.experiments import find_experiment
 

@@ -75,8 +75,8 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
               help="With --model: render this prompt template with each case instead of sending its input "
                    "(repeatable: one cell per prompt).")
 @click.option("--param", "params", metavar="NAME=V1,V2", multiple=True,
-              help="With --model: a generation setting's values (e.g. temperature=0,0.7), one cell each "
-                   "(repeatable).")
+              help="With --model (or --generator NAME): a generation setting's values (e.g. temperature=0,0.7 or "
+                   "top_k=5,10), one cell each (repeatable).")
 @click.option("--prompts-dir", "prompts_dirs", multiple=True, type=click.Path(file_okay=False),
               help="A directory of your own prompt templates (repeatable); overrides built-in and plugin ones.")
 @click.option("--batch", is_flag=True,
@@ -142,7 +142,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     if verbose:
         _log_model_calls()
     _log_batch_progress()
-    cells = grid_cells(app, suite, gen_models, gen_prompts, params, resume_id, db_url)
+    cells = grid_cells(app, suite, gen_models, gen_prompts, params, resume_id, db_url,
+                       generator=_parse_generator(generator)[0])
     generator_name, generator_config = _generator_choice(generator, gen_models, gen_prompts, params, cells is not None)
     wanted = [*_parse_outputs(outputs), *([("junit", junit_path)] if junit_path else []),
               *([("otel", None)] if otel else [])]
