@@ -40,6 +40,32 @@ def scorers(as_json, prompts_dirs):
     ))
 
 
+@click.command()
+@json_option
+def generators(as_json):
+    """List generators: name, plugin, what each makes, required case fields, config fields and defaults."""
+    from ..scoring import describe_config
+
+    registry = current_app().registry
+    data = []
+    for entry in registry.generators:
+        cls = entry.obj
+        data.append({
+            "name": registry.generators.display_name(entry), "qualified": entry.qualified, "plugin": entry.plugin,
+            "version": cls.version, "description": cls.description, "produces": cls.produces,
+            "requires": list(cls.requires), "fills": list(cls.fills), "config": describe_config(cls.Config),
+        })
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(table(
+        ["generator", "plugin", "requires", "fills", "config (defaults)"],
+        [[d["name"], d["plugin"], ", ".join(d["requires"]) or "-",
+          ", ".join(d["fills"]) if d["produces"] == "candidate" else d["produces"],
+          ", ".join(f"{c['name']}={_short(c['default'])}" for c in d["config"]) or "-"] for d in data],
+    ))
+
+
 def _short(value) -> str:
     """A default value short enough for a table cell (the full value is in --json)."""
     if isinstance(value, (list, tuple)) and len(repr(value)) > 30:
@@ -124,5 +150,5 @@ def uninstall(packages, yes):
 
 
 def register(cli: click.Group) -> None:
-    for command in (scorers, plugins, install, uninstall):
+    for command in (scorers, generators, plugins, install, uninstall):
         cli.add_command(command)
