@@ -50,6 +50,7 @@ class IdBasedContextPrecision(Scorer):
     name = "id_based_context_precision"
     description = "share of the retrieved ids that are relevant (Ragas' IDBasedContextPrecision)"
     requires = ("relevant",)
+    reads = ("retrieved", "context")  # the ranking: a pipeline's generated one replaces the data's
     batch_size = 1024
 
     def score(self, case: Case) -> Score:
@@ -65,6 +66,7 @@ class IdBasedContextRecall(Scorer):
     name = "id_based_context_recall"
     description = "share of the relevant ids that were retrieved (Ragas' IDBasedContextRecall)"
     requires = ("relevant",)
+    reads = ("retrieved", "context")  # the ranking: a pipeline's generated one replaces the data's
     batch_size = 1024
 
     def score(self, case: Case) -> Score:
@@ -78,6 +80,7 @@ class IdBasedContextRecall(Scorer):
 
 class _StringSimilarityScorer(Scorer):
     requires = ("reference_contexts",)
+    reads = ("retrieved", "context")
     batch_size = 64
 
     @dataclass
@@ -149,8 +152,9 @@ class NonLlmContextRecall(_StringSimilarityScorer):
             return Score.failure(f"{self.name}: nothing was retrieved to compare the reference passages with")
         best = [max(self.similarity(text, ref) for text in texts) for ref in references]
         verdicts = [1 if s > self.config.similarity else 0 for s in best]
-        return Score(value=sum(verdicts) / len(verdicts),
-                     details={"verdicts": verdicts, "similarities": [round(s, 6) for s in best]})
+        return Score(value=sum(verdicts) / len(verdicts),  # a verdict per reference passage, not per retrieved one
+                     details={"verdicts": verdicts, "verdicts_of": "reference_contexts",
+                              "similarities": [round(s, 6) for s in best]})
 
 
 SCORERS = (IdBasedContextPrecision, IdBasedContextRecall, NonLlmContextPrecision, NonLlmContextRecall)
