@@ -615,7 +615,8 @@ class Runner:
             # In a run that generates, a case without a candidate is one whose generation failed: a
             # scorer of what the system produced (its answer, its conversation) cannot score it.
             required = p.scorer.required_fields()
-            reads_generated = "candidate" in required or (with_outputs and any(f in required for f in GENERATED_FIELDS))
+            read = (*required, *getattr(p.scorer, "reads", ()))
+            reads_generated = "candidate" in required or (with_outputs and any(f in read for f in GENERATED_FIELDS))
             unread = self._read_answers(p, batch)  # the answers as the user reads them
             runnable_at = [i for i, c in enumerate(batch)
                            if i not in unread and (c.candidate is not None or not reads_generated)]

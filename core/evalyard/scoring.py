@@ -142,6 +142,9 @@ class Scorer:
 
     - ``name``: unique registry name (``exact_match``).
     - ``requires``: case fields that must be present (``metadata.KEY`` for metadata keys).
+    - ``reads``: case fields read when present besides ``requires`` (a ranking measure reads
+      ``retrieved``, else ``context``): in a run that generates one of them, a case whose
+      generation failed is this scorer's error, never scored on the data's own field.
     - ``version``: bump when values change for the same input; stored with every run.
     - ``higher_is_better``: direction used by ``compare`` and thresholds.
     - ``labels``: for categorical scorers, the possible labels.
@@ -162,6 +165,7 @@ class Scorer:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     requires: ClassVar[tuple[str, ...]] = ("candidate",)
+    reads: ClassVar[tuple[str, ...]] = ()
     version: ClassVar[str] = "1"
     higher_is_better: ClassVar[bool] = True
     labels: ClassVar[tuple[str, ...]] = ()

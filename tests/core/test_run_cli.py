@@ -171,6 +171,25 @@ def test_scorers_and_plugins_listing(scripted_plugin):
     assert scorers["contains"]["qualified"] == "evalyard/contains"
 
 
+def test_generators_listing(scripted_plugin):
+    listed = json.loads(invoke("generators", "--json").output)
+    generators = {g["qualified"]: g for g in listed}
+    echo = generators["scripted_scorers/echo"]
+    assert (echo["name"], echo["plugin"], echo["produces"], echo["requires"], echo["fills"]) == (
+        "echo", "scripted_scorers", "candidate", ["input"], ["candidate"])
+    assert echo["config"] == [{"name": "suffix", "type": "str", "default": "", "help": ""},
+                              {"name": "delay", "type": "float", "default": 0.0, "help": ""}]
+    assert echo["description"] == "" and echo["version"] == "1"
+    model = generators["evalyard/model"]
+    assert model["name"] == "model" and [c["name"] for c in model["config"]][:2] == ["model", "prompt"]
+    text = invoke("generators")
+    assert text.exit_code == 0
+    head, rule, *rows = text.output.splitlines()
+    assert head.split() == ["generator", "plugin", "requires", "fills", "config", "(defaults)"]
+    assert [r.split()[0] for r in rows] == [g["name"] for g in listed]
+    assert any(r.split()[:4] == ["echo", "scripted_scorers", "input", "candidate"] and "suffix=''" in r for r in rows)
+
+
 def test_user_threshold_overrides_a_scorers_own_verdict(tmp_path, scripted_plugin):
     lines = [{"id": "a", "candidate": "x", "metadata": {"script": 0.2, "verdict": True}},
              {"id": "b", "candidate": "x", "metadata": {"script": 0.9, "verdict": False}}]

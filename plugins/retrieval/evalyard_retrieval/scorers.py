@@ -44,6 +44,7 @@ class RetrievalScorer(Scorer):
 
     measure = ""
     requires = ("relevant",)
+    reads = ("retrieved", "context")  # the ranking: a pipeline's generated one replaces the data's
     higher_is_better = True
     batch_size = 1024
 
