@@ -60,8 +60,8 @@ class Cell:
     def generation(self, base: RunRequest) -> tuple[str | None, dict[str, Any]]:
         """(generator, config) of this cell's run: the ``model`` generator (None: the suite's own
         generator gets the model, as ``--model`` does), or the run's generator with this cell's values."""
-        if self.generator:
-            return self.generator, {**(base.generator_config or {}), **dict(self.params)}
+        if self.generator:  # the run's generator (None: the suite's own, whose config these values join)
+            return base.generator, {**(base.generator_config or {}), **dict(self.params)}
         return None, {"model": self.model, **({"prompt": self.prompt} if self.prompt else {}), **dict(self.params)}
 
 
@@ -181,8 +181,8 @@ def run_experiment(app: "Application", request: ExperimentRequest) -> Experiment
 
 #: what every cell shares and a bare ``--resume EXPERIMENT`` must know again
 SHARED = ("judge_model", "use_cache", "format", "field_map", "batch", "calibrated", "epochs",
-          # a grid over a generator's parameters: the config its cells add their values to
-          "generator_config")
+          # a grid over a generator's parameters: the generator and the config its cells add values to
+          "generator", "generator_config")
 
 
 def _spec(base: RunRequest) -> dict[str, Any]:

@@ -20,6 +20,9 @@ def grid_cells(app, suite: str | None, models: tuple[str, ...], prompts: tuple[s
     from ..experiments import grid, parse_param
 
     if len(models) > 1 or len(prompts) > 1 or params:
+        if params and not models and not generator and suite and str(suite).endswith((".yaml", ".yml")):
+            own = app.load_suite(suite)[0].generator  # --param alone: the suite's own generator's parameters
+            generator = own[0] if own else None
         return grid(models, list(prompts) or [None], dict(parse_param(p) for p in params),
                     generator=generator if params else None)
     if resume:

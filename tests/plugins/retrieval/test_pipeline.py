@@ -294,3 +294,22 @@ def test_evalyard_generators_lists_the_pipeline(app):
     [pipeline] = [g for g in json.loads(out.stdout) if g["qualified"] == "rag/pipeline"]
     assert pipeline["plugin"] == "retrieval" and pipeline["fills"] == ["candidate", "retrieved"]
     assert [c["name"] for c in pipeline["config"]] == ["retriever", "answer", "url", "timeout", "params"]
+
+
+def test_a_suites_own_pipeline_and_its_parameters_in_a_grid(app, project):
+    (project / "suite.yaml").write_text(f"""name: rag
+data: cases.jsonl
+scorers: [recall@10]
+generator:
+  name: rag/pipeline
+  retriever: {project}/search.py:search
+  params: {{top_k: 1}}
+""")
+    single = invoke(app, "run", project / "suite.yaml", "--json")
+    assert single.exit_code == 0, single.output
+    out = invoke(app, "run", project / "suite.yaml", "--param", "top_k=1,3", "--json")
+    assert out.exit_code == 0, out.output
+    cells = json.loads(out.stdout)["comparison"]["cells"]
+    assert [c["label"] for c in cells] == ["rag/pipeline top_k=1", "rag/pipeline top_k=3"]
+    assert cells[0]["scorers"]["recall@10"]["mean"] == json.loads(single.stdout)["scorers"]["recall@10"]["mean"]
+    assert cells[0]["scorers"]["recall@10"]["mean"] < cells[1]["scorers"]["recall@10"]["mean"]
