@@ -108,6 +108,16 @@ def ranked_passages(retrieved: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(by_id, key=lambda p: p["score"], reverse=True)  # stable: equal scores keep the id order
 
 
+def generated_context(generated: dict[str, Any]) -> dict[str, Any]:
+    """A run's generated fields with ``context`` added when they hold a retrieval whose passages
+    all have text: a judge of the answer (faithfulness, hallucination) then reads the passages
+    this run retrieved, not the ones the data held."""
+    retrieved = generated.get("retrieved")
+    if retrieved is None or any(p.get("text") is None for p in retrieved):
+        return generated
+    return {**generated, "context": [p["text"] for p in retrieved]}
+
+
 def _doc_id(value: Any, path: str, line: int | None, field: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
         raise InputError(f"a doc id is a text or a whole number, not {value!r}", path=path, line=line, field=field)

@@ -26,6 +26,7 @@ from typing import Any, Callable, Coroutine, Iterator, TypeVar
 from .errors import BatchStopped, ConfigError, EvalyardError, InputError, StopRun, UnknownNameError
 from .analysis.reducers import Reducer, Trial, parse_reducer
 from .extraction import Extraction, ExtractionFailed, parse_extraction
+from .retrieval import generated_context
 from .executors import Budget, canonical_name
 from .models.trial import trial
 from .registry import Entry, Registry
@@ -601,7 +602,7 @@ class Runner:
                 # error; a generated conversation, its messages; a pipeline's retrieval, its passages)
                 candidate, _, dialogue = outputs.get((case.id, epoch), (case.candidate, None, None))
                 generated = {name: dialogue[name] for name in GENERATED_FIELDS if name in (dialogue or {})}
-                out.append(dataclasses.replace(case, candidate=candidate, epoch=epoch, **generated))
+                out.append(dataclasses.replace(case, candidate=candidate, epoch=epoch, **generated_context(generated)))
         return out
 
     async def _score(self, run_id: str, suite_id: int, prepared: list[PreparedScorer],

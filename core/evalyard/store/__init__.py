@@ -18,6 +18,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session
 
 from ..errors import EvalyardError, UnknownNameError
+from ..retrieval import generated_context
 from ..scoring import STRUCTURED_FIELDS, Case, Score
 from ..suite import Suite
 from .models import (CalibrationRow, CandidateRow, CaseRow, LabelRow, ModelCallRow, ResultRow, RunRow, SuiteRow,
@@ -91,8 +92,12 @@ def run_cases_query(run_id: str):
 def run_case(row: Any) -> Case:
     """One row of ``run_cases_query`` as the case a scorer sees."""
     _, case_id, text_in, reference, context, metadata, candidate, dialogue, generated = row
-    return Case(id=case_id, input=text_in, candidate=candidate, reference=reference, context=_json_list(context),
-                metadata=_json_dict(metadata), **dialogue_fields(dialogue, generated))
+    made = dialogue_fields(None, generated)  # what the run generated besides the answer
+    fields = {"context": _json_list(context), **dialogue_fields(dialogue), **made}
+    if "retrieved" in made:  # a pipeline's retrieval: the context judges read
+        fields = generated_context(fields)
+    return Case(id=case_id, input=text_in, candidate=candidate, reference=reference,
+                metadata=_json_dict(metadata), **fields)
 
 
 def database_failure(exc: BaseException) -> bool:

@@ -313,3 +313,21 @@ generator:
     assert [c["label"] for c in cells] == ["rag/pipeline top_k=1", "rag/pipeline top_k=3"]
     assert cells[0]["scorers"]["recall@10"]["mean"] == json.loads(single.stdout)["scorers"]["recall@10"]["mean"]
     assert cells[0]["scorers"]["recall@10"]["mean"] < cells[1]["scorers"]["recall@10"]["mean"]
+
+
+def test_a_judge_reads_the_passages_this_run_retrieved_as_context(app, tmp_path):
+    """The case's own context is replaced by the texts the pipeline retrieved (every epoch too)."""
+    retriever = tmp_path / "fixed.py"
+    retriever.write_text("def search(query):\n    return [{'id': 'p1', 'text': 'retrieved now', 'score': 1.0}]\n")
+    data = tmp_path / "cases.jsonl"
+    data.write_text(json.dumps({"id": "a", "input": "q", "context": ["from the data"], "reference": "retrieved now",
+                                "relevant": ["p1"]}) + "\n")
+    for epochs in ("1", "2"):
+        result = CliRunner().invoke(cli, ["run", str(data), "-g", f"rag/pipeline:retriever={retriever}:search",
+                                          "-s", "recall", "--epochs", epochs, "--json"], obj=app,
+                                    catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        store = app.open_store()
+        run = store.get_run(json.loads(result.stdout)["run_id"])
+        (case,) = store.run_cases(run)
+        assert case.context == ["retrieved now"] and case.retrieved[0]["id"] == "p1"
