@@ -140,3 +140,12 @@ def start_then_kill_9(command, env, ready, what="the run"):
     assert proc.poll() is None, f"{what} finished before it could be killed: make it slower"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
+
+
+def error_lines(output: str) -> list[str]:
+    """The ``Error:`` lines of a command's output, which must be one for bad input, and no
+    traceback. Only those: a Ray cluster that an earlier test left up in this pytest worker prints
+    its notices (a node marked dead) from its own threads into whatever ``sys.stderr`` is then,
+    a CliRunner's capture included."""
+    assert "Traceback" not in output, output
+    return [line for line in output.splitlines() if line.startswith("Error:")]

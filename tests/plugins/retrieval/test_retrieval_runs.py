@@ -9,6 +9,7 @@ import random
 
 import pytest
 from click.testing import CliRunner
+from testutil import error_lines
 
 from evalyard.cli import cli
 
@@ -127,8 +128,8 @@ def test_a_bad_retrieval_file_is_one_line_and_stores_nothing(app, tmp_path, name
     qrels = [] if name == "cases.jsonl" else ["--qrels", qrels_file]
     result = invoke(app, "run", target, *extra, *qrels, "-s", "map")
     assert result.exit_code == 2, result.output
-    assert f"{tmp_path}/{message}" in result.output
-    assert len(result.output.strip().splitlines()) == 1
+    (line,) = error_lines(result.output)
+    assert f"{tmp_path}/{message}" in line
     assert app.open_store().list_runs() == []
 
 
