@@ -64,6 +64,8 @@ LAZY: dict[str, tuple[str, str]] = {
     "check_tools": ("dialogue", "check_tools"),
     # a ranking as cases hold it ({id, text, score} passages or texts), checked as evalyard checks it
     "check_retrieved": ("retrieval", "check_retrieved"),
+    # ... and in its ranking's order (trec_eval's: score descending, ties by id descending)
+    "ranked_passages": ("retrieval", "ranked_passages"),
 }
 
 

@@ -10,7 +10,7 @@
 - ``reference_contexts``: the passages a right answer needs, as texts.
 
 A case with ``context`` and no ``retrieved`` is read as a retrieval of its passages, ids by
-position (``passages``).
+position (the retrieval scorers do so).
 """
 
 from __future__ import annotations
@@ -88,13 +88,6 @@ def check_reference_contexts(value: Any, path: str, line: int | None, field: str
     if isinstance(value, list) and all(isinstance(p, str) for p in value):
         return list(value)
     raise InputError("expected a text or a list of texts", path=path, line=line, field=field)
-
-
-def passages(case: Any) -> list[dict[str, Any]]:
-    """The case's ranked passages: ``retrieved``, else its ``context`` with ids by position."""
-    if case.retrieved is not None:
-        return case.retrieved
-    return [{"id": str(n + 1), "text": text} for n, text in enumerate(case.context or [])]
 
 
 def ranked_passages(retrieved: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -23,20 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalyard import Case, Score, Scorer
-
-from .measures import ranked
+from evalyard import Case, Score, Scorer, ranked_passages
 
 DISTANCES = ("levenshtein", "hamming", "jaro", "jaro_winkler")
 
 
 def _ranked_passages(case: Case) -> list[dict[str, Any]] | None:
     if case.retrieved is not None:
-        passages = case.retrieved
-        if passages and "score" in passages[0]:
-            by_id = {p["id"]: p for p in passages}
-            return [by_id[doc] for doc in ranked([(p["id"], p["score"]) for p in passages])]
-        return list(passages)
+        return ranked_passages(case.retrieved)
     if case.context:
         return [{"id": str(n + 1), "text": text} for n, text in enumerate(case.context)]
     return None

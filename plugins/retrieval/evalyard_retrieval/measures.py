@@ -26,10 +26,9 @@ def ranked(ranking: Ranking) -> list[str]:
         return [doc for doc, _ in pairs]
     if any(score is None for _, score in pairs):
         raise ValueError("either every retrieved document has a score or none has")
-    # trec_eval: sim descending, then docno descending (strcmp on bytes)
-    pairs.sort(key=lambda pair: pair[0].encode("utf-8"), reverse=True)
-    pairs.sort(key=lambda pair: pair[1], reverse=True)  # stable: equal scores keep the docno order
-    return [doc for doc, _ in pairs]
+    from evalyard import ranked_passages  # the one ordering rule, which the report's views follow too
+
+    return [p["id"] for p in ranked_passages([{"id": doc, "score": score} for doc, score in pairs])]
 
 
 def _cut(docs: list[str], k: int | None) -> list[str]:
