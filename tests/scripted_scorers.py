@@ -128,6 +128,16 @@ class MessageCount(Scorer):
         return Score(value=float(len(case.messages)))
 
 
+class ReferenceWords(Scorer):
+    """Reads the reference alone: its value is the reference's word count."""
+
+    name = "reference_words"
+    requires = ("reference",)
+
+    def score(self, case: Case) -> Score:
+        return Score(value=float(len(case.reference.split())))
+
+
 class PassRate(Scorer):
     """A scorer with a corpus-level metric: the micro pass rate over all scored cases."""
 
@@ -178,7 +188,7 @@ class PerEpoch(Generator):
 @hookimpl
 def register_scorers(register):
     for cls in (Scripted, ScriptedAsync, ScriptedProcess, NeedsReference, InFlight, PassRate, CandidateValue,
-                MessageCount):
+                MessageCount, ReferenceWords):
         register(cls)
 
 

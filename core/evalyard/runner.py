@@ -168,7 +168,11 @@ def prepare_scorers(specs: list[ScorerSpec], registry: Registry, executor: str |
             raise InputError(f"{where}: scorer {spec.name!r} wants executor {chosen!r}, which no plugin registered "
                              f"(known: {', '.join(sorted(e.name for e in registry.executors))})")
         reducer = parse_reducer(spec.reducer, f"{where}: scorer {spec.name!r}") if spec.reducer else Reducer()
-        extraction = parse_extraction(spec.extract, f"{where}: scorer {spec.name!r}") if spec.extract else None
+        # the answer is read for the scorers that read it: `--extract code` for every scorer leaves a
+        # retrieval measure or a judge of the context alone, instead of failing them on an unfenced answer
+        reads_answer = "candidate" in (*scorer.required_fields(), *cls.reads)
+        extraction = (parse_extraction(spec.extract, f"{where}: scorer {spec.name!r}")
+                      if spec.extract and reads_answer else None)
         prepared.append(PreparedScorer(spec, scorer, entry, chosen, reducer=reducer, extraction=extraction))
     if not prepared:
         raise InputError("no scorers selected: list them in the suite file or pass --scorer NAME")

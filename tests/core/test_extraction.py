@@ -156,3 +156,19 @@ def test_generated_epochs_are_each_read(scripted_plugin, tmp_path):
     trials = case_trials(scripted_plugin.open_store(), json.loads(result.stdout)["run_id"], "a")["scores"]
     assert [t["value"] for t in trials] == [1.0, None, None]
     assert "could not convert" in trials[1]["error"] and "never closed" in trials[2]["error"]
+
+
+def test_a_scorer_that_does_not_read_the_answer_is_left_alone(scripted_plugin, tmp_path):
+    """`--extract` for every scorer: a scorer of the reference alone in the same run is not failed
+    by an answer where the step finds nothing."""
+    data = tmp_path / "cases.jsonl"
+    data.write_text(json.dumps({"id": "a", "input": "q", "candidate": "no marker here", "reference": "two words"}) + "\n")
+    result = invoke(scripted_plugin, "run", data, "-s", "candidate_value", "-s", "reference_words",
+                    "--extract", "after:####", "--json")
+    assert result.exit_code in (0, 1), result.output
+    run_id = json.loads(result.stdout)["run_id"]
+    store = scripted_plugin.open_store()
+    rows = {r.scorer: r for r in store.results(run_id)}
+    assert "found nothing" in rows["candidate_value"].error
+    assert rows["reference_words"].error is None and rows["reference_words"].value == 2.0
+    assert [s.get("extract") for s in store.get_run(run_id).scorers] == [["after:####"], None]

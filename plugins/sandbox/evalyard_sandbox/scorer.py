@@ -86,6 +86,9 @@ class PythonUnitTesting(Scorer):
         "layered sandbox; pass/fail/error/timeout/memory, pass@k over metadata.samples."
     )
     requires = ("metadata.unit_tests",)
+    # the code comes from ``candidate`` or ``metadata.samples`` (checked per case), so the candidate
+    # is read when present: an extraction (`--extract code`) applies to it
+    reads = ("candidate",)
     version = "1"
     higher_is_better = True
     labels = LABELS
