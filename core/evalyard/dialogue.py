@@ -16,6 +16,8 @@ from .errors import InputError
 from .valid_text import unstorable
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
+#: The OpenAI content parts that carry media rather than text.
+MEDIA_PARTS = ("image_url", "input_audio", "file", "image", "audio")
 
 
 class _Where:
@@ -63,6 +65,8 @@ def check_messages(value: Any, path: str, line: int, field: str = "messages") ->
         content = message.get("content")
         if content is not None and not isinstance(content, (str, list)):
             raise where.error("expected text, a list of content parts, or null", f"{at}.content", message)
+        if isinstance(content, list):
+            _check_parts(content, where, f"{at}.content", message)
         calls = message.get("tool_calls")
         if calls is not None:
             if role != "assistant":
@@ -81,6 +85,23 @@ def check_messages(value: Any, path: str, line: int, field: str = "messages") ->
                 raise where.error(f"a tool result for {answered!r}, which no earlier tool call has as its id",
                                   f"{at}.tool_call_id", message)
     return messages
+
+
+def _check_parts(parts: list[Any], where: _Where, at: str, message: Any) -> None:
+    """Content parts are text parts only. An image, audio or file part is refused rather than
+    read: every reader of a message takes its text parts, so the model under test or the judge
+    would be sent the text without the media and the run would report a score anyway."""
+    for k, part in enumerate(parts):
+        _object(part, where, f"{at}[{k}]", message)
+        kind = part.get("type")
+        if kind != "text":
+            if kind in MEDIA_PARTS:
+                raise where.error(f"a content part of type {kind!r}: evalyard cannot yet pass images, audio or "
+                                  "files on to a model or a judge, and refuses them rather than drop them",
+                                  f"{at}[{k}].type", message)
+            raise where.error(f"unknown content part type {kind!r} (known: text)", f"{at}[{k}].type", message)
+        if not isinstance(part.get("text"), str):
+            raise where.error("expected the part's text (text)", f"{at}[{k}].text", message)
 
 
 def _check_call(call: Any, where: _Where, at: str, message: Any) -> str:
