@@ -65,6 +65,11 @@ class FakeServerConfig:
     rules: str | None = None
     #: Keep every chat request's parsed body in ``stats.bodies`` (tests that check what was sent).
     record: bool = False
+    #: Replies that change when the same prompt is asked again (a judge that answers on a retry):
+    #: a rule's reply that is a key here is replaced, the nth time one prompt gets it, by the nth
+    #: text of its list (the last one from then on). Counted per prompt, so two programs asking
+    #: in their own words each see the sequence from its start.
+    sequences: dict[str, list[str]] | None = None
 
 
 @dataclass
@@ -136,6 +141,7 @@ class FakeOpenAI:
         self._prompts: list[list[str]] = []  # earlier prompts' words, for the prompt cache
         self.batches: dict[str, _Batch] = {}
         self._rules: list[Any] | None = None
+        self._sequence_seen: Counter = Counter()
 
     # -- HTTP --------------------------------------------------------------
     async def handle_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -213,7 +219,15 @@ class FakeOpenAI:
             self._rules = load_rules(self.config.rules)
         prompt = _prompt_text(request)
         rule = next((r for r in self._rules if r.matches(prompt, None)), None)
-        return None if rule is None else rule.content
+        if rule is None:
+            return None
+        sequence = (self.config.sequences or {}).get(rule.content)
+        if not sequence:
+            return rule.content
+        key = (prompt, rule.content)
+        seen = self._sequence_seen[key]
+        self._sequence_seen[key] += 1
+        return sequence[min(seen, len(sequence) - 1)]
 
     def pick_fault(self, body: bytes) -> str | None:
         config = self.config
@@ -388,6 +402,8 @@ class FakeOpenAI:
                                   "finish_reason": "stop"}
         if request.get("logprobs"):
             choice["logprobs"] = {"content": self.token_logprobs(content, u, int(request.get("top_logprobs") or 0))}
+        # ``n`` completions: the same reply n times (a deterministic model), as one request
+        choices = [{**choice, "index": index} for index in range(max(1, int(request.get("n") or 1)))]
         prompt_tokens = max(1, len(prompt.split()))
         completion_tokens = max(1, len(content.split()))
         cached = self.cached_tokens(prompt.split())
@@ -396,9 +412,9 @@ class FakeOpenAI:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.get("model", "fake"),
-            "choices": [choice],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens,
+            "choices": choices,
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens * len(choices),
+                      "total_tokens": prompt_tokens + completion_tokens * len(choices),
                       "prompt_tokens_details": {"cached_tokens": cached}},
         }
 
