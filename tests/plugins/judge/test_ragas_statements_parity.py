@@ -272,12 +272,21 @@ def test_statement_metrics_equal_ragas(app, tmp_path, ragas_python, monkeypatch)
         theirs = run_reference(ragas_python, RAGAS, {
             "base_url": server.base_url, "metrics": {label: (m[2], m[3]) for label, m in METRICS.items()},
             "cases": [{key: c[key] for key in ("question", "answer", "reference", "passages")} for c in cases + empty]})
+        suites, dbs = {}, {}
         for n, (label, (scorer, config, _, _)) in enumerate(METRICS.items()):
             before = server.stats.requests
-            suite = suite_file(tmp_path, f"metric-{n}", data, server, [(scorer, config)])
-            rows = exported(app, run(app, suite, tmp_path / f"metric-{n}.db"), tmp_path / f"metric-{n}.db")
+            suites[label] = suite_file(tmp_path, f"metric-{n}", data, server, [(scorer, config)])
+            dbs[label] = tmp_path / f"metric-{n}.db"
+            rows = exported(app, run(app, suites[label], dbs[label]), dbs[label])
             our_calls[label] = server.stats.requests - before
             ours[label] = {int(r["case_id"]): r for r in rows}
+        # another mode of a metric asks what the first asked: the cache answers it all
+        other_modes = {}
+        for label, after in (("noise irrelevant", "noise relevant"), ("factual precision", "factual f1"),
+                             ("factual recall", "factual f1")):
+            before = server.stats.requests
+            exported(app, run(app, suites[label], dbs[after]), dbs[after])
+            other_modes[(label, after)] = server.stats.requests - before
         # every metric of a case in one run: the steps they share are asked once
         shared_db = tmp_path / "shared.db"
         shared = suite_file(tmp_path, "shared", data, server, [
@@ -321,10 +330,11 @@ def test_statement_metrics_equal_ragas(app, tmp_path, ragas_python, monkeypatch)
         assert any(row["value"] is None for row in theirs[label][:len(cases)]) or label.startswith("factual"), label
 
     # calls: never more than Ragas, per metric and per case
-    print("\nmetric | ragas calls | evalyard calls | cases")
+    print("\nmetric | cases | ragas calls (per case) | evalyard calls (per case)")
     for label in METRICS:
         ragas_calls = sum(row["calls"] for row in theirs[label][:len(cases)])
-        print(f"{label} | {ragas_calls} | {our_calls[label]} | {len(cases)}")
+        print(f"{label} | {len(cases)} | {ragas_calls} ({ragas_calls / len(cases):.2f}) | {our_calls[label]} "
+              f"({our_calls[label] / len(cases):.2f})")
         assert our_calls[label] <= ragas_calls, label
         for c, row in zip(cases, theirs[label]):
             assert fresh_calls(ours[label][c["k"]]) <= row["calls"], (label, c["shape"])
@@ -333,6 +343,9 @@ def test_statement_metrics_equal_ragas(app, tmp_path, ragas_python, monkeypatch)
           f"cached rerun: {rerun_calls}")
     assert shared_calls < alone
     assert rerun_calls == 0
+    for (label, after), calls in other_modes.items():
+        print(f"{label} after {after}, same database: {calls} calls")
+        assert calls == 0
 
     # empty contexts: Ragas judges an empty text (noise sensitivity raises); evalyard refuses the run
     for scorer, (code, output, calls) in refused.items():
