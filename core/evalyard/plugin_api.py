@@ -19,6 +19,8 @@ LAZY: dict[str, tuple[str, str]] = {
     "AnswerShape": ("prompting.answers", "AnswerShape"),
     "AnswerError": ("prompting.answers", "AnswerError"),
     "Usage": ("models.usage", "Usage"),
+    # embeddings by model name, through the model layer (cache, retries, limits, usage)
+    "embed": ("models.embeddings", "embed"),
     # run --plan: a call rendered and keyed, not sent (``Scorer.planned_requests``)
     "PlannedRequest": ("models.records", "PlannedRequest"),
     "planned_asks": ("prompting.ask", "planned_asks"),

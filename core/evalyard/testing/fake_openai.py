@@ -3,7 +3,10 @@
 ``python -m evalyard.testing.fake_openai --port P --latency-ms 100 --fault-rate 0.3
 --faults 429,500,timeout,malformed`` listens on 127.0.0.1 and answers
 ``POST /v1/chat/completions`` like an OpenAI model would: a short answer, ``usage``,
-and first-token ``logprobs`` when asked. It is reached through litellm's ordinary
+and first-token ``logprobs`` when asked. ``POST /v1/embeddings`` gives each text a
+deterministic vector: its words counted into ``EMBEDDING_DIMENSIONS`` hashed dimensions, so
+texts sharing words are similar, and whole numbers, exact in float32 (``encoding_format:
+base64`` as the OpenAI client asks) and in JSON alike. It is reached through litellm's ordinary
 ``openai/`` provider with ``api_base=http://127.0.0.1:P/v1``.
 
 It also serves the Batch API (``POST /v1/files``, ``GET /v1/files/ID/content``,
@@ -35,6 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 FAULT_KINDS = ("429", "500", "503", "timeout", "malformed")
+#: How long the fake embeddings are.
+EMBEDDING_DIMENSIONS = 64
 
 
 @dataclass
@@ -83,6 +88,9 @@ class FakeServerStats:
     batch_submissions: Counter = field(default_factory=Counter)
     batch_answered: int = 0
     batch_failed: int = 0
+    #: ``POST /v1/embeddings`` requests, and the texts they held (chat requests are ``requests``)
+    embedding_requests: int = 0
+    embedded: list = field(default_factory=list)
 
 
 @dataclass
@@ -188,6 +196,8 @@ class FakeOpenAI:
             return 200, {}, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
         if "/files" in path or "/batches" in path:
             return self.batch_api(method, path, body, headers or {})
+        if method == "POST" and path.endswith("/embeddings"):
+            return self.embeddings(body)
         if method != "POST" or not path.endswith("/chat/completions"):
             return 404, {}, json.dumps({"error": {"message": f"no route {method} {path}"}}).encode()
         try:
@@ -211,6 +221,24 @@ class FakeOpenAI:
                 return 400, {}, json.dumps({"error": {"message": f"no rule matches the prompt: {prompt[:300]}"}}).encode()
         self.stats.answered += 1
         return 200, {}, json.dumps(self.completion(request, reply)).encode()
+
+    def embeddings(self, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        try:
+            request = json.loads(body)
+        except json.JSONDecodeError:
+            return 400, {}, json.dumps({"error": {"message": "body is not JSON"}}).encode()
+        texts = request.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return 400, {}, json.dumps({"error": {"message": "input must be a text or a list of texts (not tokens)",
+                                                  "type": "invalid_request_error"}}).encode()
+        self.stats.embedding_requests += 1
+        self.stats.embedded.extend(texts)
+        base64 = request.get("encoding_format") == "base64"
+        data = [{"object": "embedding", "index": n, "embedding": _embedding(text, base64)} for n, text in enumerate(texts)]
+        tokens = sum(max(1, len(t.split())) for t in texts)
+        return 200, {}, json.dumps({"object": "list", "data": data, "model": request.get("model", "fake"),
+                                    "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}).encode()
 
     def scripted_reply(self, request: dict[str, Any]) -> str | None:
         from .scripted import load_rules
@@ -450,6 +478,27 @@ class FakeOpenAI:
             out.append({"token": token, "logprob": 0.0, "bytes": None,
                         "top_logprobs": [{"token": token, "logprob": 0.0, "bytes": None}] if top else []})
         return out
+
+
+def embedding_of(text: str) -> list[float]:
+    """A text's fake embedding: how often its lower-cased words fall in each hashed dimension (a
+    text without words is the zero vector, as a model's never is: a cosine of it is undefined)."""
+    import re
+
+    vector = [0.0] * EMBEDDING_DIMENSIONS
+    for word in re.findall(r"\w+", text.lower()):
+        vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % EMBEDDING_DIMENSIONS] += 1.0
+    return vector
+
+
+def _embedding(text: str, base64: bool) -> Any:
+    vector = embedding_of(text)
+    if not base64:
+        return vector
+    import base64 as b64
+    import struct
+
+    return b64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
 
 
 def _prompt_text(request: dict[str, Any]) -> str:

@@ -13,6 +13,13 @@
   reference's distinct entities that are among the passages' (exact strings, as Ragas' set
   intersection); 0 when the reference names none (Ragas: 0 / (0 + 1e-8)).
 
+- ``ragas/response_relevancy`` (ResponseRelevancy): ``strictness`` questions written from the
+  answer in one call (Ragas asks for n completions of one question each in one request), each
+  flagged noncommittal; the value is the mean cosine similarity of their embeddings with the
+  case's question, times 0 when every question is flagged noncommittal (Ragas' ``np.all``).
+  Embeddings: the embedding plugin's bundled all-MiniLM-L6-v2, offline (the default), or any
+  embeddings model by name through the model layer (one request for question and questions).
+
 The passages are the case's ranking in trec_eval's order (``ranked_passages`` of ``retrieved``
 when every passage has text, as the retrieval plugin and the report rank them), else its
 ``context`` in its own order: Ragas takes ``retrieved_contexts`` as given, so it is handed them
@@ -23,10 +30,11 @@ format-fixing calls), with the verdicts read so far in details.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import Any
 
-from evalyard import Case, PromptScorer, Score, Usage, ranked_passages
+from evalyard import Case, ConfigError, PromptScorer, Score, Usage, ranked_passages
 
 from ..base import JudgeScorer
 from ..templates import template_name
@@ -200,4 +208,110 @@ class ContextEntityRecall(RagasJudge):
                                                                          structured=True, logprobs=False, samples=1)]
 
 
-SCORERS = (ContextPrecision, ContextPrecisionWithoutReference, ContextEntityRecall)
+#: Names of the embedding plugin's bundled model (all-MiniLM-L6-v2, offline), compared case-insensitively.
+BUNDLED_EMBEDDINGS = frozenset({"sentence-transformers/all-minilm-l6-v2", "all-minilm-l6-v2", "bundled"})
+
+
+def cosine(a: list[float], b: list[float]) -> float | None:
+    """The cosine of two vectors; None when one is all zeros (Ragas' 0/0 is NaN)."""
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b)) / norms if norms else None
+
+
+class ResponseRelevancy(RagasJudge):
+    name = "response_relevancy"
+    description = ("Ragas' response relevancy: questions the judge writes from the answer, the mean cosine of their "
+                   "embeddings with the question's; 0 when every one finds the answer noncommittal.")
+    template_name = template_name("ragas_relevancy_questions")
+    requires = ("input", "candidate")
+    threshold = 0.5
+    version = "1"
+
+    @dataclass
+    class Config(RagasJudge.Config):
+        strictness: int = field(default=3, metadata={"help": "how many questions the judge writes (Ragas' strictness)"})
+        embeddings: str = field(default="sentence-transformers/all-MiniLM-L6-v2", metadata={
+            "help": "the embedding plugin's bundled model (offline), or any embeddings model by name "
+                    "(openai/text-embedding-3-small)"})
+
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            if self.strictness < 1:
+                raise ValueError("strictness must be at least 1")
+
+    def bundled(self) -> bool:
+        return self.config.embeddings.strip().lower() in BUNDLED_EMBEDDINGS
+
+    def check_ready(self) -> None:
+        super().check_ready()
+        if self.bundled() and not embedding_plugin_installed():
+            raise ConfigError(f"scorer {self.name}: embeddings {self.config.embeddings!r} are the bundled model of the "
+                              "evalyard-embedding plugin, which is not installed (pip install evalyard-embedding); or "
+                              "name an embeddings model: embeddings: openai/text-embedding-3-small")
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        return {**super().fingerprint_data(), "embeddings": self.config.embeddings}
+
+    def ask(self, case: Case) -> Case:
+        return Case(id=case.id, candidate=case.candidate, metadata={"n": self.config.strictness})
+
+    async def ascore(self, case: Case) -> Score:
+        judgement = await self.judge(self.ask(case), answer=None, reasoning=False, structured=True, logprobs=False,
+                                     samples=1)
+        usage = judgement.usage
+        if judgement.error is not None:
+            return Score(value=None, error=f"questions: {judgement.error} (Ragas raises)", details=judgement.details,
+                         usage=usage.to_dict())
+        generated = list(judgement.answer["questions"])
+        questions = [str(q["question"]) for q in generated]
+        noncommittal = bool(generated) and all(q["noncommittal"] for q in generated)
+        details: dict[str, Any] = {"questions": generated, "noncommittal": noncommittal,
+                                   "embeddings": self.config.embeddings}
+        if not generated or all(q == "" for q in questions):
+            return Score(value=None, error="the judge wrote no question from the answer (Ragas gives NaN)",
+                         details=details, usage=usage.to_dict())
+        try:
+            vectors, more = await self.vectors([case.input or "", *questions])
+        except Exception as exc:  # a failed embeddings call or an unloadable model: this case's error
+            return Score(value=None, error=f"embeddings: {type(exc).__name__}: {exc}", details=details,
+                         usage=usage.to_dict())
+        usage = usage + more
+        similarities = [cosine(vector, vectors[0]) for vector in vectors[1:]]
+        details["similarities"] = similarities
+        if any(s is None for s in similarities):
+            return Score(value=None, error="an embedding is all zeros, so its cosine is undefined (Ragas gives NaN)",
+                         details=details, usage=usage.to_dict())
+        value = 0.0 if noncommittal else sum(similarities) / len(similarities)
+        return Score(value=value, details=details, usage=usage.to_dict())
+
+    async def vectors(self, texts: list[str]) -> tuple[list[list[float]], Usage]:
+        """The texts' embeddings (one request by name; the bundled model in a worker thread) and the calls."""
+        if self.bundled():
+            return await asyncio.to_thread(bundled_vectors, texts), Usage()
+        from evalyard import embed
+
+        vectors, call = await embed(self.layer(), self.config.embeddings, texts)
+        return vectors, Usage.of([call])
+
+    def planned_requests(self, case: Case) -> list[Any] | None:
+        return self.planned_judge(self.ask(case), answer=None, reasoning=False, structured=True, logprobs=False,
+                                  samples=1)
+
+
+def embedding_plugin_installed() -> bool:
+    try:
+        import evalyard_embedding  # noqa: F401  (cheap: its heavy modules load on first use)
+    except ImportError:
+        return False
+    return True
+
+
+def bundled_vectors(texts: list[str]) -> list[list[float]]:
+    """Sentence embeddings from the embedding plugin's bundled model, offline."""
+    from evalyard_embedding import get_model, sentence_embeddings
+
+    found = sentence_embeddings(get_model("bundled"), texts)
+    return [[float(x) for x in found[text].flatten().tolist()] for text in texts]
+
+
+SCORERS = (ContextPrecision, ContextPrecisionWithoutReference, ContextEntityRecall, ResponseRelevancy)
