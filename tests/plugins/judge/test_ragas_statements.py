@@ -198,3 +198,19 @@ def test_a_case_without_passages_is_refused_before_any_call(app, tmp_path):
             done, calls = run_suite(app, tmp_path, server, [scorer], case, tmp_path / "r.db")
             assert done.exit_code == 2 and calls == 0
             assert "case 'b' has no context" in done.output, done.output
+
+
+def test_context_recall_plans_its_one_request_as_it_asks_it(app, tmp_path):
+    from evalyard.testing.fake_openai import FakeOpenAIServer, FakeServerConfig
+
+    rules_file = tmp_path / "rules.yaml"
+    rules_file.write_text(yaml.safe_dump([{"contains": "Anna built the bridge in 1990.", "content": {
+        "classifications": [{"statement": "Anna built the bridge in 1990.", "reason": "r", "attributed": 1}]}}]))
+    with FakeOpenAIServer(FakeServerConfig(rules=str(rules_file))) as server:
+        done, calls = run_suite(app, tmp_path, server, ["ragas/context_recall"], ONE_PASSAGE, tmp_path / "p.db")
+        assert done.exit_code == 0 and calls == 1, done.output
+        path = tmp_path / "suite.yaml"
+        plan = CliRunner().invoke(cli, ["run", str(path), "--judge-model", "openai/fake-judge", "--db",
+                                        str(tmp_path / "p.db"), "--plan", "--json"], obj=app, catch_exceptions=False)
+    [model] = json.loads(plan.stdout)["plan"]["lines"][0]["models"]
+    assert (model["calls"], model["cache_hits"]) == (1, 1)

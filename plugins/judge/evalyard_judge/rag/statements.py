@@ -140,12 +140,23 @@ class ContextRecall(StatementJudge):
     requires = ("input", "reference", "context")
     steps = (RECALL,)
 
+    @staticmethod
+    def step_case(case: Case) -> Case:
+        return Case(id=case.id, metadata={"question": case.input or "", "context": "\n".join(case.context),
+                                          "reference": case.reference})
+
+    def planned_requests(self, case: Case) -> list[Any]:
+        """Its one request, as ``step`` asks it (none for a case refused before any call)."""
+        if not (case.reference or "").strip():
+            return []
+        return self.planned_judge(self.step_case(case), template=self.step_template(RECALL), answer=None,
+                                  reasoning=False, structured=True, logprobs=False, samples=1)
+
     async def ascore(self, case: Case) -> Score:
         if not (case.reference or "").strip():
             return Score.failure("the reference is empty: it has no sentences to attribute (ragas gives NaN)")
         try:
-            answers, usage = await self.ask(RECALL, "classifications", case.id, {
-                "question": case.input or "", "context": "\n".join(case.context), "reference": case.reference})
+            answers, usage = await self.ask(RECALL, "classifications", case.id, self.step_case(case).metadata)
         except JudgeError as exc:
             return Score.failure(exc)
         classifications = [{"statement": a["statement"], "attributed": 1 if a["attributed"] else 0,
