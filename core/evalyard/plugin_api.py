@@ -21,11 +21,15 @@ LAZY: dict[str, tuple[str, str]] = {
     "Usage": ("models.usage", "Usage"),
     # embeddings by model name, through the model layer (cache, retries, limits, usage)
     "embed": ("models.embeddings", "embed"),
-    # run --plan: a call rendered and keyed, not sent (``Scorer.planned_requests``)
+    # run --plan: a call rendered and keyed, not sent (``Scorer.planned_requests``), and which
+    # of such calls the response cache already answers
+    "cached_calls": ("store.queries", "cached_calls"),
     "PlannedRequest": ("models.records", "PlannedRequest"),
     "planned_asks": ("prompting.ask", "planned_asks"),
     # prompt templates and prompt scorers
     "PromptScorer": ("prompting.scorer", "PromptScorer"),
+    # a suite's `models:` section (provider settings per model), read and checked as a suite's is
+    "parse_model_settings": ("suite_files", "parse_model_settings"),
     "PromptLibrary": ("prompting.library", "PromptLibrary"),
     "PromptTemplate": ("prompting.template", "PromptTemplate"),
     "parse_template": ("prompting.template", "parse_template"),

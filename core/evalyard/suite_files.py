@@ -381,7 +381,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
 
             cases = [case for case, _ in with_qrels(zip(cases, origins), read_qrels(qrels))]
     scorers = _scorer_specs(doc.get("scorers"), doc.get("thresholds"), sp, _line_of(doc))
-    models = _model_settings(doc.get("models"), sp, _line_of(doc))
+    models = parse_model_settings(doc.get("models"), sp, _line_of(doc))
     prompts = doc.get("prompts") or []
     if isinstance(prompts, str):
         prompts = [prompts]
@@ -508,7 +508,7 @@ def parse_matrix(raw: Any, path: str, line: int, models: dict[str, dict[str, Any
             "epochs": epochs}
 
 
-def _model_settings(raw: Any, path: str, line: int) -> dict[str, dict[str, Any]]:
+def parse_model_settings(raw: Any, path: str, line: int) -> dict[str, dict[str, Any]]:
     """The suite's ``models:`` section: model string -> provider settings. Keys other than the
     known settings are request parameters (``seed``, ``top_p``...)."""
     if raw is None:
