@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 from .dialogue import CHECKS, last_user_text
 from .errors import InputError
 from .retrieval import CHECKS as RETRIEVAL_CHECKS
+from .retrieval import passages_as_context
 from .scoring import CASE_FIELDS, STRUCTURED_FIELDS, TEXT_FIELDS, Case
 from .valid_text import check_text
 
@@ -99,6 +100,8 @@ def case_from_record(record: Any, *, path: str, line: int, index: int, field_map
                   for name in STRUCTURED_FIELDS if record.get(name) is not None}
     if texts["input"] is None and structured.get("messages"):
         texts["input"] = last_user_text(structured["messages"])
+    if not context and structured.get("retrieved"):  # the judges of the answer read what was retrieved
+        context = passages_as_context(structured["retrieved"])
     return Case(id=case_id, context=context, metadata=metadata, **texts, **structured)
 
 

@@ -10,7 +10,8 @@
 - ``reference_contexts``: the passages a right answer needs, as texts.
 
 A case with ``context`` and no ``retrieved`` is read as a retrieval of its passages, ids by
-position (the retrieval scorers do so).
+position (the retrieval scorers do so); one with ``retrieved`` passages that all have text and no
+``context`` gets their texts, in rank order, as its context (what the judges of an answer read).
 """
 
 from __future__ import annotations
@@ -101,14 +102,21 @@ def ranked_passages(retrieved: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(by_id, key=lambda p: p["score"], reverse=True)  # stable: equal scores keep the id order
 
 
+def passages_as_context(retrieved: list[dict[str, Any]]) -> list[str]:
+    """The texts of a retrieval in rank order (the order every retrieval scorer ranks by), as the
+    ``context`` the judges of an answer read; [] when some passage has no text."""
+    if any(p.get("text") is None for p in retrieved):
+        return []
+    return [p["text"] for p in ranked_passages(retrieved)]
+
+
 def generated_context(generated: dict[str, Any]) -> dict[str, Any]:
     """A run's generated fields with ``context`` added when they hold a retrieval whose passages
     all have text: a judge of the answer (faithfulness, hallucination) then reads the passages
     this run retrieved, not the ones the data held."""
     retrieved = generated.get("retrieved")
-    if retrieved is None or any(p.get("text") is None for p in retrieved):
-        return generated
-    return {**generated, "context": [p["text"] for p in retrieved]}
+    context = passages_as_context(retrieved) if retrieved is not None else []
+    return {**generated, "context": context} if context else generated
 
 
 def _doc_id(value: Any, path: str, line: int | None, field: str) -> str:

@@ -11,9 +11,10 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _only_these_plugins(installed_plugins, monkeypatch):
-    """Load this family's entry points (and lexicon, which the calibration examples use) but no
-    other installed plugin: another family's half-finished install must not fail these tests."""
-    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,lexicon")
+    """Load this family's entry points and namespaces (and lexicon, which the calibration examples
+    use) but no other installed plugin: another family's half-finished install must not fail these
+    tests."""
+    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,ragas,lexicon")
 
 
 

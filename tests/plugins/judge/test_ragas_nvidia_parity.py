@@ -43,16 +43,6 @@ READS = {
 }
 
 
-@pytest.fixture
-def app(isolated_home, monkeypatch):
-    """An application with the plugin's ``ragas`` namespace loaded (this family's conftest allows
-    judge, criteria and lexicon)."""
-    from evalyard import Application
-
-    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,lexicon,ragas")
-    return Application()
-
-
 def shapes(k):
     """(shape, case fields) for case k: every text carries ``case-k``."""
     tag = f"case-{k}"

@@ -34,15 +34,6 @@ VERDICTS = [1, 0, 1, 0, "1", "0", True, False, 2, "1.0", " 1 "]
 ENTITY_POOL = ["Oslo", "Norway", "Bergen", "1814", "Harald V", "Storting", "fjord"]
 
 
-@pytest.fixture
-def app(isolated_home, monkeypatch):
-    """An application with the plugin's ``ragas`` namespace loaded."""
-    from evalyard import Application
-
-    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,lexicon,ragas")
-    return Application()
-
-
 def passage(k, i, text="a fact about Norway"):
     return f"case-{k} pass-{k}-{i} {text}"
 

@@ -27,14 +27,6 @@ QUESTIONS = ["What is the capital of Norway?", "Which city is the capital of Nor
              "Who wrote Peer Gynt?", "What is the capital?", "Is Oslo big?"]
 
 
-@pytest.fixture
-def app(isolated_home, monkeypatch):
-    from evalyard import Application
-
-    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,lexicon,ragas")
-    return Application()
-
-
 def all_cases():
     rng = random.Random(3)
     cases = []

@@ -22,16 +22,6 @@ VERDICTS = "judge/ragas_statements_verdicts"
 CLAIMS = "judge/ragas_factual_claims"
 
 
-@pytest.fixture
-def app(isolated_home, monkeypatch):
-    """An application with the plugin's ``ragas`` namespace loaded (this family's conftest allows
-    judge, criteria and lexicon)."""
-    from evalyard import Application
-
-    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,lexicon,ragas")
-    return Application()
-
-
 def checked(*pairs):
     return {"statements": [{"statement": s, "reason": "scripted", "verdict": v} for s, v in pairs]}
 

@@ -31,15 +31,6 @@ from evalyard.cli import cli
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def app(isolated_home, monkeypatch):
-    """An application with the plugin's ``ragas`` namespace loaded (this family's conftest allows
-    judge, criteria and lexicon)."""
-    from evalyard import Application
-
-    monkeypatch.setenv("EVALYARD_LOAD_PLUGINS", "judge,criteria,lexicon,ragas")
-    return Application()
-
 GARBAGE = "I am sorry, I cannot do that."
 #: label -> (our scorer, its config, Ragas' class, its config)
 METRICS = {

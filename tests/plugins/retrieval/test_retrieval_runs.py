@@ -95,6 +95,11 @@ def test_cases_hold_a_retrieval_and_context_gets_ids_by_position(app, tmp_path):
     assert values == {"scored": pytest.approx(1 / 3), "ordered": 0.5, "by-position": 0.5, "nothing-found": 0.0}
     case = next(c for c in store.run_cases(store.get_run(json.loads(result.stdout)["run_id"])) if c.id == "scored")
     assert case.retrieved[0] == {"id": "d", "text": "D", "score": 0.9} and case.relevant == {"a": 1, "c": 2}
+    # a retrieval with texts is the context the judges of an answer read, in the same rank order;
+    # passages without text give none, and a case's own context stays its own
+    cases = {c.id: c for c in store.run_cases(store.get_run(json.loads(result.stdout)["run_id"]))}
+    assert cases["scored"].context == ["D", "B", "A", "C"]
+    assert cases["ordered"].context == [] and cases["by-position"].context == ["first", "second", "third"]
 
 
 BAD = [
