@@ -40,6 +40,7 @@ MARKER_OF_FIXTURE = {
     "inspect_python": "slow",  # builds a venv with inspect-ai from PyPI the first time
     "agentevals_python": "slow",  # builds a venv with agentevals from PyPI the first time
     "ragas_python": "slow",  # builds a venv with ragas from PyPI the first time
+    "raters_python": "slow",  # builds a venv with statsmodels and krippendorff from PyPI the first time
 }
 
 #: Under pytest-xdist (``--dist loadgroup``) the tests sharing an expensive session fixture run
@@ -113,6 +114,15 @@ def ragas_python():
     from reference_envs import reference_python
 
     return reference_python("ragas==0.4.3", "langchain-community==0.4.1", "rapidfuzz==3.14.6")
+
+
+@pytest.fixture(scope="session")
+def raters_python():
+    """The python of a venv with statsmodels (Cohen's and Fleiss' kappa) and krippendorff (alpha),
+    the references of the reviewers' agreement figures (neither is a dependency of evalyard)."""
+    from reference_envs import reference_python
+
+    return reference_python("statsmodels==0.15.0", "krippendorff==0.9.0")
 
 
 @pytest.fixture

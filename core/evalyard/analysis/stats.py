@@ -50,13 +50,17 @@ def _resamples(n: int, samples: int):
         yield rng.integers(0, n, size=(min(samples, start + chunk) - start, n))
 
 
-def bootstrap(statistic: Callable[[list[int]], float | None], n: int, *, level: float = 0.95,
-              samples: int = BOOTSTRAP_SAMPLES) -> list[float] | None:
+def bootstrap(statistic: Callable[[list[int]], Any], n: int, *, level: float = 0.95,
+              samples: int = BOOTSTRAP_SAMPLES) -> Any:
     """Percentile-bootstrap interval of ``statistic(indices)`` over n cases resampled with
     replacement (Efron & Tibshirani 1993, ch. 13): the one bootstrap of evalyard, for any
     statistic (kappa, AUC, a refitted win rate); ``bootstrap_ci`` is its mean, vectorised.
     Resamples where the statistic is undefined (None) are left out, and None comes back when
-    most are, or n < 2. Seeded: the same data give the same interval."""
+    most are, or n < 2. Seeded: the same data give the same interval.
+
+    A statistic with several components (one rating per system) returns a list; the answer is
+    then a list of intervals, one per component, read from the same resamples (as Chatbot Arena
+    reads its ratings' intervals from one set of refits)."""
     if n < 2:
         return None
     import numpy as np
@@ -66,7 +70,9 @@ def bootstrap(statistic: Callable[[list[int]], float | None], n: int, *, level: 
     if len(found) < samples / 2:
         return None
     alpha = (1 - level) / 2
-    low, high = np.quantile(found, [alpha, 1 - alpha])
+    low, high = np.quantile(np.asarray(found, dtype=float), [alpha, 1 - alpha], axis=0)
+    if np.ndim(low):
+        return [[float(a), float(b)] for a, b in zip(low, high)]
     return [float(low), float(high)]
 
 
@@ -101,6 +107,18 @@ def wilson_ci(successes: float, n: int, level: float = 0.95) -> tuple[float, flo
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def binomial_test(successes: int, n: int, p: float = 0.5) -> float | None:
+    """The exact two-sided binomial test (as R's ``binom.test`` and scipy's ``binomtest``): the
+    probability, under Binomial(n, p), of every count no more likely than the one observed."""
+    if n < 1:
+        return None
+    log = [math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+           + (k * math.log(p) if k else 0.0) + ((n - k) * math.log1p(-p) if n - k else 0.0) for k in range(n + 1)]
+    observed = log[successes]
+    # R's relative tolerance (1 + 1e-7 on the probability), so counts exactly as likely are not lost to rounding
+    return min(1.0, sum(math.exp(x) for x in log if x <= observed + 1e-7))
 
 
 #: Up to this many values a summary keeps them for a bootstrap interval; past it, it keeps running
