@@ -47,7 +47,7 @@ def shapes(k):
         ("one passage", {**base, "context": [passage(k, 0)]}),
         ("four passages", {**base, "context": [passage(k, i) for i in range(4)]}),
         ("fifty passages", {**base, "context": [passage(k, i, f"fact {i}") for i in range(50)]}),
-        ("ranked by score", {**base, "context": [p["text"] for p in ranked], "retrieved": ranked}),
+        ("ranked by score", {**base, "retrieved": ranked}),  # no context: the retrieval's texts, ranked
         ("answer equals reference", {**base, "candidate": base["reference"],
                                      "context": [passage(k, i) for i in range(3)]}),
         ("empty answer", {**base, "candidate": "", "context": [passage(k, i) for i in range(3)]}),
@@ -61,7 +61,7 @@ def all_cases():
         for shape, _ in shapes(0):
             k += 1
             fields = dict(shapes(k))[shape]
-            n = len(fields["context"])
+            n = len(fields.get("context") or fields["retrieved"])
             verdicts = {(answer, i): {"reason": f"judged {k}/{i}", "verdict": rng.choice(VERDICTS)}
                         for answer in ("REF", "ANS", "any") for i in range(n)}
             reference_entities = rng.sample(ENTITY_POOL, rng.randint(0, 4))

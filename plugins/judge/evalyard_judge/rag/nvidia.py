@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from evalyard import Case, Score, Usage
 
 from ..templates import template_name
-from .passages import RagasJudge, passage_texts, plan_of
+from .passages import RagasJudge, plan_of
 
 #: How much of a reply the details keep.
 REPLY_LIMIT = 300
@@ -69,7 +69,7 @@ class NvidiaJudge(RagasJudge):
 
     def judged(self, case: Case) -> Case:
         return Case(id=case.id, input=case.input, candidate=case.candidate, reference=case.reference,
-                    context=passage_texts(case))
+                    context=list(case.context))
 
     async def ascore(self, case: Case) -> Score:
         judged = self.judged(case)

@@ -20,10 +20,10 @@
   Embeddings: the embedding plugin's bundled all-MiniLM-L6-v2, offline (the default), or any
   embeddings model by name through the model layer (one request for question and questions).
 
-The passages are the case's ranking in trec_eval's order (``ranked_passages`` of ``retrieved``
-when every passage has text, as the retrieval plugin and the report rank them), else its
-``context`` in its own order: Ragas takes ``retrieved_contexts`` as given, so it is handed them
-in this order. An unreadable verdict or entity list is the case's error (Ragas raises after its
+The passages are the case's ``context``, as every judge of this plugin reads them: a case (or a
+pipeline's run) whose ``retrieved`` passages all have text and that has no context of its own gets
+them as its context in trec_eval's rank order (the order the retrieval scorers and the report
+use). Ragas takes ``retrieved_contexts`` as given, so it is handed them in this order. An unreadable verdict or entity list is the case's error (Ragas raises after its
 format-fixing calls), with the verdicts read so far in details.
 """
 
@@ -34,20 +34,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalyard import Case, ConfigError, PromptScorer, Score, Usage, ranked_passages
+from evalyard import Case, ConfigError, PromptScorer, Score, Usage
 
 from ..base import JudgeScorer
 from ..templates import template_name
 
 REASON_LIMIT = 600
-
-
-def passage_texts(case: Case) -> list[str]:
-    """The passages the metrics judge, in rank order (see the module's doc)."""
-    retrieved = case.retrieved
-    if retrieved and all(p.get("text") is not None for p in retrieved):
-        return [p["text"] for p in ranked_passages(retrieved)]
-    return list(case.context or [])
 
 
 def plan_of(scorer: PromptScorer, asks: list[tuple[Case, str]]) -> list[Any]:
@@ -128,7 +120,7 @@ class ContextPrecision(RagasJudge):
     def asks(self, case: Case) -> list[Case]:
         answer = self.answer_of(case)
         return [Case(id=case.id, input=case.input, metadata={"answer": answer, "passage": passage})
-                for passage in passage_texts(case)]
+                for passage in case.context]
 
     async def ascore(self, case: Case) -> Score:
         asks = self.asks(case)
@@ -180,7 +172,7 @@ class ContextEntityRecall(RagasJudge):
     version = "1"
 
     def texts(self, case: Case) -> tuple[str, str]:
-        return case.reference or "", "\n".join(passage_texts(case))
+        return case.reference or "", "\n".join(case.context)
 
     def asks(self, case: Case) -> list[Case]:
         return [Case(id=case.id, metadata={"text": text}) for text in self.texts(case)]
