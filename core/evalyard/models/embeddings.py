@@ -10,14 +10,11 @@ A suite's ``models:`` settings (``api_base``, ``api_key_env``, ``timeout``) appl
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import TYPE_CHECKING, Any
 
-from .errors import CostLimitReached, ModelCallError
+from .errors import ModelCallError
 from .keys import cache_key, key_inputs
 from .records import CallRecord, CallUsage, Completion
-from .retry import classify
 
 if TYPE_CHECKING:
     from .layer import ModelLayer
@@ -56,52 +53,22 @@ def _completion(model: str, key: str, usage: dict[str, Any] | None, *, cached: b
 
 async def _call_with_retries(layer: ModelLayer, model: str, texts: list[str]
                              ) -> tuple[list[list[float]], dict[str, Any], int, float]:
-    """One ``aembedding`` request under the model's limits, retried as chat calls are."""
+    """One ``aembedding`` request, sent and retried as the layer sends chat calls."""
     from .providers import cost_of
 
     settings = layer.settings_for(model)
     timeout = settings.timeout or layer.timeout
     kwargs = layer._connection_kwargs(model, settings, timeout, None)
     kwargs.pop("num_retries", None)  # aembedding takes max_retries only
-    limit = layer.limit_for(model)
-    attempt = 0
-    while True:
-        attempt += 1
-        layer.usage.check()
-        window = await limit.acquire()
-        try:
-            async with layer._requests:
-                started = time.perf_counter()
-                try:
-                    response = await asyncio.wait_for(layer.litellm.aembedding(model=model, input=texts, **kwargs),
-                                                       timeout)
-                    failure = None
-                except (asyncio.CancelledError, CostLimitReached):
-                    raise
-                except Exception as exc:  # sorted below, as the chat calls' failures are
-                    failure = exc
-                latency_ms = (time.perf_counter() - started) * 1000
-        finally:
-            limit.release()
-        if failure is None:
-            limit.success()
-            layer.usage.record_attempts(attempt, attempt - 1)
-            vectors = [list(map(float, _field(item, "embedding"))) for item in sorted(response.data, key=_index)]
-            if len(vectors) != len(texts):
-                raise ModelCallError(f"{model} gave {len(vectors)} embeddings for {len(texts)} texts", model=model,
-                                     status=None, attempts=attempt, retryable=False)
-            tokens = getattr(getattr(response, "usage", None), "prompt_tokens", None)
-            usage = CallUsage(prompt_tokens=tokens, cost=cost_of(layer.litellm, response, model)).to_dict()
-            return vectors, usage, attempt, latency_ms
-        kind = classify(failure)
-        if kind.pushback:
-            limit.pushback(window)
-        if not kind.retryable or attempt >= layer.retry.max_attempts:
-            layer.usage.record_attempts(attempt, attempt - 1)
-            layer.usage.record_error()
-            raise ModelCallError(f"{type(failure).__name__}: {failure}", model=model, status=kind.status,
-                                 attempts=attempt, retryable=kind.retryable) from failure
-        await asyncio.sleep(layer.retry.delay(attempt, kind.retry_after, layer._rng))
+    response, latency_ms, attempt = await layer.send_with_retries(
+        model, lambda: layer.litellm.aembedding(model=model, input=texts, **kwargs), timeout)
+    vectors = [list(map(float, _field(item, "embedding"))) for item in sorted(response.data, key=_index)]
+    if len(vectors) != len(texts):
+        raise ModelCallError(f"{model} gave {len(vectors)} embeddings for {len(texts)} texts", model=model,
+                             status=None, attempts=attempt, retryable=False)
+    tokens = getattr(getattr(response, "usage", None), "prompt_tokens", None)
+    usage = CallUsage(prompt_tokens=tokens, cost=cost_of(layer.litellm, response, model)).to_dict()
+    return vectors, usage, attempt, latency_ms
 
 
 def _field(item: Any, name: str) -> Any:

@@ -13,7 +13,7 @@ import logging
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Awaitable, Callable, Mapping
 
 from .background import shared_loop
 from .cache import MemoryCache, ResponseCache
@@ -340,10 +340,19 @@ class ModelLayer:
     async def _call_with_retries(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any],
                                  key: str, template: "str | tuple[str, ...] | None") -> Completion:
         settings = self.settings_for(model)
-        limit = self.limit_for(model)
-        rate = self._rate_for(model)
         timeout = settings.timeout or self.timeout
         kwargs = self._connection_kwargs(model, settings, timeout, template, params)
+        response, latency_ms, attempt = await self.send_with_retries(
+            model, lambda: self.acompletion(model, messages, **params, **kwargs), timeout)
+        return self._completion(model, response, key, latency_ms, attempt)
+
+    async def send_with_retries(self, model: str, request: Callable[[], Awaitable[Any]],
+                                timeout: float) -> tuple[Any, float, int]:
+        """``request()`` (one provider request: a chat completion, an embedding) under ``model``'s
+        concurrency limit and rate, retried by the layer's policy; (response, latency in ms,
+        attempts). Raises ModelCallError once the failure is not retryable or retries are spent."""
+        limit = self.limit_for(model)
+        rate = self._rate_for(model)
         attempt = 0
         while True:
             attempt += 1
@@ -355,8 +364,7 @@ class ModelLayer:
                 async with self._requests:
                     started = time.perf_counter()
                     try:
-                        response = await asyncio.wait_for(
-                            self.acompletion(model, messages, **params, **kwargs), timeout)
+                        response = await asyncio.wait_for(request(), timeout)
                     except (asyncio.CancelledError, CostLimitReached):
                         raise
                     except Exception as exc:  # every provider failure is sorted below
@@ -369,7 +377,7 @@ class ModelLayer:
             if failure is None:
                 limit.success()
                 self.usage.record_attempts(attempt, attempt - 1)
-                return self._completion(model, response, key, latency_ms, attempt)
+                return response, latency_ms, attempt
             kind = classify(failure)
             if kind.pushback:
                 limit.pushback(window)
