@@ -13,5 +13,5 @@ def write_markdown(source, target):
 
 @hookimpl
 def register_outputs(register):
-    register("markdown", write_markdown, default_target="evalyard-{run_id}.md", stdout=True,
+    register("markdown-table", write_markdown, default_target="evalyard-{run_id}.table.md", stdout=True,
              help="a Markdown table of the results")

@@ -29,14 +29,14 @@ def test_a_plugin_adds_an_output_format_in_one_file(scripted_plugin, tmp_path):
     app.register_plugin(markdown_sink, name="markdown_sink")
     target = tmp_path / "results.md"
     result = invoke(app, "run", cases(tmp_path, [1.0, 0.0, "raise"]), "-s", "scripted", "--json",
-                    "--output", f"markdown={target}")
+                    "--output", f"markdown-table={target}")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["outputs"] == [{"format": "markdown", "target": str(target)}]
+    assert data["outputs"] == [{"format": "markdown-table", "target": str(target)}]
     lines = target.read_text().splitlines()
     assert lines[0] == f"# run {data['run_id']}"
     assert lines[1] == "" and [line.split(" | ")[0] for line in lines[4:]] == ["| c0", "| c1", "| c2"]
-    exported = invoke(app, "runs", "export", data["run_id"], "--format", "markdown")
+    exported = invoke(app, "runs", "export", data["run_id"], "--format", "markdown-table")
     assert exported.exit_code == 0 and exported.output == target.read_text()
 
 

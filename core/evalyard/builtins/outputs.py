@@ -1,5 +1,5 @@
 """The core's output formats, registered through the same hook as any plugin's
-(``register_outputs``): the export formats, JUnit, OpenTelemetry and the HTML report."""
+(``register_outputs``): the export formats, JUnit, OpenTelemetry, the HTML report and Markdown."""
 
 from __future__ import annotations
 
@@ -75,6 +75,18 @@ def _html(source, target):
         handle.write(html)
 
 
+def _markdown(source, target):
+    from ..markdown import run_markdown
+    from ..store.reading import run_statistics
+
+    run, suite = source.run, source.suite()
+    scorers, _ = run_statistics(source.store, run)
+    summary = {"run_id": run.id, "name": run.name, "status": run.status, "scorers": scorers,
+               "suite": {"name": suite.name, "version": suite.version, "cases": suite.case_count}}
+    with source.open_text(target) as handle:
+        handle.write(run_markdown(summary))
+
+
 @hookimpl
 def register_outputs(register):
     register("jsonl", _jsonl, default_target="evalyard-{run_id}.jsonl", stdout=True,
@@ -89,5 +101,8 @@ def register_outputs(register):
     register("otel", _otel, check=_otel_check,
              help="OpenTelemetry over OTLP/HTTP (target: the endpoint, default the configured one): a span "
                   "per run, one gen_ai.evaluation.result event per result")
+    register("markdown", _markdown, default_target="evalyard-{run_id}.md", stdout=True,
+             help="the run's summary in Markdown, for GitHub's job summary or a pull-request comment (for a "
+                  "comparison: compare BASE NEW --format markdown)")
     register("html", _html, default_target="evalyard-report-{run_id}.html", stdout=True,
              help="the self-contained HTML report of the run")

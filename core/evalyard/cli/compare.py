@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .options import current_app, db_option, echo_json, fmt, json_option, table
+from .options import CLIError, current_app, db_option, echo_json, fmt, json_option, table
 
 
 @click.command()
@@ -29,15 +29,21 @@ from .options import current_app, db_option, echo_json, fmt, json_option, table
 @click.option("--cluster", metavar="metadata.FIELD", help="Cases sharing this metadata value (of NEW's cases) are one "
               "cluster: cluster-robust interval, test and detectable difference beside the naive ones; "
               "--fail-on-regression then follows the clustered interval.")
+@click.option("--format", "output_format", type=click.Choice(["table", "json", "markdown"]), default="table",
+              show_default=True, help="table for a terminal, json (as --json), or markdown for GitHub's job summary "
+              "and a pull-request comment (cut with a note past a comment's 65,536 characters).")
 @json_option
 @db_option
-def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge_model, concurrency, cluster, as_json,
-            db_url):
+def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge_model, concurrency, cluster,
+            output_format, as_json, db_url):
     """Compare run NEW against run BASE, case by case (runs by id, id prefix, run name or suite name: its newest run).
 
     Per scorer: the mean delta with its 95% paired bootstrap interval, a paired t test's p-value
     (Holm-adjusted beside it when several scorers are compared) and the smallest difference the
     comparison could detect at 80% power."""
+    if as_json and output_format not in ("table", "json"):
+        raise CLIError(f"--json and --format {output_format}: choose one")
+    as_json = as_json or output_format == "json"
     result = current_app().compare(base, new, db=db_url, top=top, cluster=cluster)
     if judge:
         from ..services import pairwise_run, pairwise_stats
@@ -61,6 +67,10 @@ def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge
                     cluster=cluster)
     if as_json:
         echo_json(result)
+    elif output_format == "markdown":
+        from ..markdown import comparison_markdown
+
+        click.echo(comparison_markdown(result), nl=False)
     else:
         click.echo(f"base {result['base']}  ->  new {result['new']}")
         click.echo(comparison_table(result))

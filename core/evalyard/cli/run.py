@@ -117,7 +117,7 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
                    ".json file, {qid: {docid: grade}}; each case gets its own as `relevant`, by its id.")
 @click.option("--output", "outputs", multiple=True, metavar="NAME[=TARGET]",
               help="After the run, also write it with this output format (repeatable): jsonl, csv, parquet, junit, "
-                   "otel, html or a plugin's (`evalyard plugins`); TARGET is a file (default evalyard-RUN_ID.EXT) "
+                   "otel, html, markdown or a plugin's (`evalyard plugins`); TARGET is a file (default evalyard-RUN_ID.EXT) "
                    "or, for otel, the endpoint.")
 @db_option
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,

@@ -102,7 +102,7 @@ def show(run_ref, as_json, db_url):
 @click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt_name", default="jsonl", show_default=True, metavar="NAME",
               help="An output format: jsonl, csv, parquet (needs pyarrow: pip install 'evalyard[parquet]'), junit, "
-                   "html, otel, or one a plugin registers (`evalyard plugins`).")
+                   "html, markdown, otel, or one a plugin registers (`evalyard plugins`).")
 @click.option("--output", "-o", metavar="TARGET",
               help="File to write (default: stdout, or the format's own default file); for otel, the endpoint.")
 @click.option("--trials", is_flag=True,
