@@ -116,7 +116,7 @@ class NonLlmContextPrecision(_StringSimilarityScorer):
             return texts
         references = case.reference_contexts or []
         if not texts:  # nothing retrieved: no precision to gain, 0 as for an empty ranking
-            return Score(value=0.0, details={"verdicts": [], "similarities": []})
+            return Score(value=0.0, details={"verdicts": [], "verdicts_of": "retrieved", "similarities": []})
         if not references:
             return Score.failure(f"{self.name}: no reference passage to compare with")
         best = [max(self.similarity(text, ref) for ref in references) for text in texts]
@@ -127,7 +127,8 @@ class NonLlmContextPrecision(_StringSimilarityScorer):
                 found += 1
                 summed += found / rank
         return Score(value=summed / found if found else 0.0,
-                     details={"verdicts": verdicts, "similarities": [round(s, 6) for s in best]})
+                     details={"verdicts": verdicts, "verdicts_of": "retrieved",
+                              "similarities": [round(s, 6) for s in best]})
 
 
 class NonLlmContextRecall(_StringSimilarityScorer):

@@ -290,8 +290,9 @@
     }
     // A retrieval: the passages in their ranking's order (ordered by the server as trec_eval ranks
     // them: this script never reorders), the relevant ones marked with their grade, and the
-    // per-passage verdicts of any scorer whose details give one per ranked passage (details.verdicts,
-    // in rank order; a scorer whose verdicts are of something else says so in details.verdicts_of).
+    // per-passage verdicts of any scorer whose details say they are of the retrieved passages
+    // (details.verdicts in rank order with details.verdicts_of "retrieved": many judges keep
+    // verdicts of other things, statements or orders, that must not land beside a passage).
     var LONG_PASSAGE = 320;
     function passageVerdict(v) {
       var good = v === 1 || v === true || GOOD.test(String(v)), bad = v === 0 || v === false || BAD.test(String(v));
@@ -306,7 +307,7 @@
       var judged = S.filter(function (s) {
         var d = R[s.name].d[i];
         return d && Array.isArray(d.verdicts) && d.verdicts.length === ranking.length && ranking.length > 0 &&
-          (d.verdicts_of == null || d.verdicts_of === "retrieved");
+          d.verdicts_of === "retrieved";
       });
       var relevant = (C.relevant && C.relevant[i]) || {}, shown = {};
       var list = el("ol", { cls: "passages", id: "cv-passages" }, ranking.map(function (p, n) {

@@ -140,7 +140,9 @@ class ContextPrecision(RagasJudge):
                 continue
             verdicts.append(1 if value else 0)
             reasons.append(str(answer.get("reason", ""))[:REASON_LIMIT])
-        details: dict[str, Any] = {"verdicts": verdicts, "reasons": reasons, "passages": len(asks)}
+        # verdicts_of: the report shows each verdict beside its passage
+        details: dict[str, Any] = {"verdicts": verdicts, "verdicts_of": "retrieved", "reasons": reasons,
+                                   "passages": len(asks)}
         if error is not None:
             return Score(value=None, error=error, details=details, usage=usage.to_dict())
         details["useful"] = sum(verdicts)
