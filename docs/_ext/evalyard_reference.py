@@ -260,6 +260,18 @@ def formats_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
+def outputs_markdown() -> str:
+    registry = application().registry
+    out = ["| output format | plugin | default target | what it writes |", "|---|---|---|---|"]
+    for entry in sorted(registry.outputs, key=lambda e: e.qualified):
+        output = entry.obj
+        target = f"`{output.default_target}`" if output.default_target else "chosen by the format"
+        if output.stdout:
+            target += ", or standard output"
+        out.append(f"| `{registry.outputs.display_name(entry)}` | `{entry.plugin}` | {target} | {_cell(output.help)} |")
+    return "\n".join(out) + "\n"
+
+
 def _directive(render):
     """A directive that parses what ``render()`` returns as MyST Markdown in place (Sphinx and
     docutils are imported here, so the tests can import this module without them)."""
@@ -319,7 +331,7 @@ def setup(app):
                            "evalyard-generators": generators_markdown,
                            "evalyard-settings": settings_markdown, "evalyard-case-fields": case_fields_markdown,
                            "evalyard-export-columns": export_columns_markdown,
-                           "evalyard-formats": formats_markdown}.items():
+                           "evalyard-formats": formats_markdown, "evalyard-outputs": outputs_markdown}.items():
         app.add_directive(name, _directive(function))
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 

@@ -129,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     pr = int(args.pr)
     if args.dry_run:
         method, url = plan(args.repo, pr, args.marker, args.author, comments)
-        listed = f"{len(comments)} comments given" if args.comments else "comments not listed (dry run)"
-        print(f"dry run ({listed}): would {method} {url}\n{len(body)} characters:\n{body}", end="")
+        listed = f"{len(comments)} comments given" if args.comments else "the pull request's comments not listed"
+        print(f"dry run, {listed}: would {method} {url}\n{len(body)} characters:\n{body}", end="")
         return 0
     try:
         method, url = plan(args.repo, pr, args.marker, args.author, list_comments(args.repo, pr, token))

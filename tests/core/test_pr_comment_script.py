@@ -27,7 +27,7 @@ def test_a_first_comment_is_created_with_the_marker_on_its_first_line():
     done = script(FIXTURE, "--repo", "acme/support-bot", "--pr", "17", "--dry-run")
     assert done.returncode == 0, done.stderr
     head, size, body = done.stdout.split("\n", 2)
-    assert head == ("dry run (comments not listed (dry run)): would POST "
+    assert head == ("dry run, the pull request's comments not listed: would POST "
                     "https://api.github.com/repos/acme/support-bot/issues/17/comments")
     assert body == f"{MARKER}\n{FIXTURE.read_text()}" and size == f"{len(body)} characters:"
 
@@ -40,7 +40,7 @@ def test_our_earlier_comment_is_updated_and_a_pasted_marker_is_not(tmp_path):
     listed.write_text(json.dumps(comments))
     done = script(FIXTURE, "--repo", "acme/support-bot", "--pr", "17", "--dry-run", "--comments", listed)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0] == ("dry run (3 comments given): would PATCH "
+    assert done.stdout.splitlines()[0] == ("dry run, 3 comments given: would PATCH "
                                            "https://api.github.com/repos/acme/support-bot/issues/comments/13")
     listed.write_text(json.dumps(comments[:2]))
     again = script(FIXTURE, "--repo", "acme/support-bot", "--pr", "17", "--dry-run", "--comments", listed)

@@ -28,7 +28,7 @@ def test_the_reference_pages_use_the_generators():
     assert "```{evalyard-scorers}" in page("reference/scorers.md")
     assert "```{evalyard-generators}" in page("reference/generators.md")
     assert "```{evalyard-settings}" in page("reference/settings.md")
-    for directive in ("evalyard-case-fields", "evalyard-formats", "evalyard-export-columns"):
+    for directive in ("evalyard-case-fields", "evalyard-formats", "evalyard-export-columns", "evalyard-outputs"):
         assert f"```{{{directive}}}" in page("reference/formats.md")
 
 
@@ -143,6 +143,10 @@ def test_the_data_formats_are_documented(ref):
     assert all(f"`{column}`" in columns for column in TRIAL_COLUMNS)  # runs export --trials
     formats = ref.formats_markdown()
     assert all(f"`{name}`" in formats for name in ("jsonl", "csv", "json", "promptfoo", "inspect", "trust-eval"))
+    outputs = ref.outputs_markdown()
+    registry = ref.application().registry
+    assert all(f"`{registry.outputs.display_name(entry)}`" in outputs for entry in registry.outputs)
+    assert "| `markdown` | `evalyard.builtins.outputs` | `evalyard-{run_id}.md`, or standard output |" in outputs
 
 
 def test_every_plugin_readme_is_included_in_the_site():
