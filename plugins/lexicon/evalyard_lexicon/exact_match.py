@@ -19,25 +19,10 @@ from typing import Any, Callable, Literal
 
 from evalyard import Case, Score, Scorer
 
-from .common import arthur_compat_field, missing_field
+from .common import PUNCTUATION_TABLE, arthur_compat_field, missing_field
 
 _WHITESPACE_RUN = re.compile(r"\s+")
 
-class _PunctuationTable(dict):
-    """``str.translate`` table deleting Unicode punctuation (categories P*): curly
-    quotes and dashes as well as ASCII punctuation; symbols ($, %, +) are content.
-
-    Filled on demand (a table of all 1.1M code points would be slow to build):
-    each code point is classified once, then maps to None (delete) or to itself.
-    """
-
-    def __missing__(self, codepoint: int) -> int | None:
-        value = None if unicodedata.category(chr(codepoint)).startswith("P") else codepoint
-        self[codepoint] = value
-        return value
-
-
-_PUNCTUATION_TABLE = _PunctuationTable()
 
 
 def _normaliser(config: "ExactMatch.Config") -> Callable[[str], str] | None:
@@ -50,7 +35,7 @@ def _normaliser(config: "ExactMatch.Config") -> Callable[[str], str] | None:
         form = config.unicode_normalize
         steps.append(lambda s: unicodedata.normalize(form, s))
     if config.strip_punctuation:
-        steps.append(lambda s: s.translate(_PUNCTUATION_TABLE))
+        steps.append(lambda s: s.translate(PUNCTUATION_TABLE))
     if config.normalize_whitespace:
         steps.append(lambda s: _WHITESPACE_RUN.sub(" ", s).strip())
     if not config.case_sensitive:

@@ -2,12 +2,13 @@
 
 from evalyard import hookimpl
 
+from .error_rate import CharacterErrorRate, WordErrorRate
 from .exact_match import ExactMatch
 from .readability import Readability
 from .specificity import Specificity
 from .word_count_match import WordCountMatch
 
-SCORERS = (ExactMatch, WordCountMatch, Readability, Specificity)
+SCORERS = (ExactMatch, WordCountMatch, Readability, Specificity, WordErrorRate, CharacterErrorRate)
 
 
 @hookimpl
