@@ -11,11 +11,14 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .generate import STYLES, Options
+
+if TYPE_CHECKING:
+    from evalyard import Runtime
 
 
 @click.group("testset")
@@ -126,7 +129,7 @@ def _read_models_file(path: str | None) -> dict[str, dict[str, Any]]:
     return parse_model_settings(doc["models"], path, 1)
 
 
-def _judges(runtime: Any, model: str, checker: str, temperature: float) -> dict[str, Any]:
+def _judges(runtime: Runtime, model: str, checker: str, temperature: float) -> dict[str, Any]:
     from evalyard import ConfigError, InputError
 
     from . import TEMPLATE_DIR
@@ -143,7 +146,7 @@ def _judges(runtime: Any, model: str, checker: str, temperature: float) -> dict[
         raise InputError(str(exc)) from None
 
 
-def _print_plan(runtime: Any, judges: dict[str, Any], items: list, options: Options, model: str, checker: str, *,
+def _print_plan(runtime: Runtime, judges: dict[str, Any], items: list, options: Options, model: str, checker: str, *,
                 use_cache: bool) -> None:
     """Per step: calls, how many are cached, input tokens (litellm's default tokenizer: an
     estimate for models other than OpenAI's). The checks' prompts hold answers not written yet,
