@@ -149,3 +149,25 @@ def error_lines(output: str) -> list[str]:
     a CliRunner's capture included."""
     assert "Traceback" not in output, output
     return [line for line in output.splitlines() if line.startswith("Error:")]
+
+
+def database_at(db_url: str, revision: str) -> list[str]:
+    """Bring a new database to an old migration ``revision`` (to test the upgrade that follows);
+    returns its table names."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine, inspect
+
+    import evalyard.store as store_module
+
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as connection:
+            config = Config()
+            config.set_main_option("script_location", str(Path(store_module.__file__).parent.parent / "migrations"))
+            config.attributes["connection"] = connection
+            command.upgrade(config, revision)
+        with engine.connect() as connection:
+            return inspect(connection).get_table_names()
+    finally:
+        engine.dispose()

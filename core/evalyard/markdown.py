@@ -142,10 +142,23 @@ def _pairwise(result: dict[str, Any]) -> list[str]:
     stats = result.get("pairwise")
     if not stats or stats.get("win_rate") is None:
         return []
-    ci = stats.get("ci95")
-    rate = f"{100 * stats['win_rate']:.1f}%" + (f" [{100 * ci[0]:.1f}%, {100 * ci[1]:.1f}%]" if ci else "")
-    return [f"**Pairwise judge** {escape(stats['judge'])}: NEW wins {rate} of {stats['cases']} cases "
+    return [f"**Pairwise judge** {escape(stats['judge'])}: NEW wins {_rate(stats)} of {stats['cases']} cases "
             f"(wins {stats['wins']}, losses {stats['losses']}, ties or splits {stats['ties']}; ties count half)."]
+
+
+def _rate(stats: dict[str, Any]) -> str:
+    """A win rate in percent with its interval."""
+    ci = stats.get("ci95")
+    return f"{100 * stats['win_rate']:.1f}%" + (f" [{100 * ci[0]:.1f}%, {100 * ci[1]:.1f}%]" if ci else "")
+
+
+def _human(result: dict[str, Any]) -> list[str]:
+    found = result.get("human")
+    if not found or found.get("win_rate") is None:
+        return []
+    return [f"**People (blind review)**: NEW wins {_rate(found)} of {found['reviews']} reviews of {found['cases']} cases by "
+            f"{found['reviewers']} reviewer{'s' if found['reviewers'] != 1 else ''} (wins {found['wins']}, losses "
+            f"{found['losses']}, ties {found['ties']}, both bad {found['both_bad']}; ties and both bad count half)."]
 
 
 def _worst(result: dict[str, Any]) -> list[str]:
@@ -164,7 +177,7 @@ def _worst(result: dict[str, Any]) -> list[str]:
 def comparison_markdown(result: dict[str, Any], limit: int = LIMIT) -> str:
     """``compare``'s result (``Application.compare``, with ``pairwise`` when judged) as Markdown."""
     sections = [_verdict(result) + [""] + _comparison_table(result), _notes(result), _pairwise(result),
-                _worst(result)]
+                _human(result), _worst(result)]
     return fit(sections, limit, f"evalyard compare {code(result['base'])} {code(result['new'])}")
 
 

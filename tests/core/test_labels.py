@@ -29,24 +29,11 @@ def db(db_url):
 
 def test_an_existing_database_upgrades_to_the_labels_table(db_url):
     """A database at 0005 (the revision before labels) keeps its runs and gains the table."""
-    from alembic import command
-    from alembic.config import Config
-    from pathlib import Path
-    from sqlalchemy import create_engine, inspect
-
-    import evalyard.store as store_module
     from evalyard.services import save_label, stored_labels
     from evalyard.store import Store
+    from testutil import database_at
 
-    engine = create_engine(db_url)
-    with engine.begin() as connection:
-        config = Config()
-        config.set_main_option("script_location", str(Path(store_module.__file__).parent.parent / "migrations"))
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0005_case_positions")
-    with engine.connect() as connection:
-        assert "labels" not in inspect(connection).get_table_names()
-    engine.dispose()
+    assert "labels" not in database_at(db_url, "0005_case_positions")
 
     store = Store(db_url)  # opening migrates
     try:

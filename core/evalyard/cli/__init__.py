@@ -43,10 +43,10 @@ def _judge_habit(model: str | None) -> tuple[str | None, bool]:
 
 def add_builtin_commands(group: click.Group) -> None:
     """The core's commands, added by its built-in plugin through ``register_commands``."""
-    from . import (cache, calibrate, collect, compare, experiments, label, plugin_new, plugins, prompts, report, run,
-                   runs)
+    from . import (cache, calibrate, collect, compare, experiments, label, plugin_new, plugins, prompts, report, review,
+                   run, runs)
 
-    for module in (run, runs, experiments, compare, calibrate, plugins, plugin_new, report, label, collect):
+    for module in (run, runs, experiments, compare, calibrate, plugins, plugin_new, report, label, review, collect):
         module.register(group)
     prompts.register(group, load_case=_case_from_suite,
                      library_factory=lambda dirs: current_app().prompt_library(first_dirs=dirs),

@@ -52,6 +52,11 @@ def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge
         run_id = pairwise_run(app, result["base"], result["new"], judge=judge, judge_model=judge_model, db=db_url,
                               concurrency=concurrency)
         result["pairwise"] = pairwise_stats(app.open_store(db_url), run_id)
+    from ..reviewing import human_verdict
+
+    human = human_verdict(current_app().open_store(db_url), result["base"], result["new"])
+    if human:  # people reviewed this pair blind (`evalyard review`): their verdict beside the judge's
+        result["human"] = human
     for change in result["fingerprint_changes"]:
         what = ", ".join(change["differs_in"]) or "its fingerprint"
         verb = "refusing to compare" if strict else "compared anyway"
@@ -89,12 +94,17 @@ def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge
         for key, label in (("only_in_base", "only in base"), ("only_in_new", "only in new")):
             if result[key]:
                 click.echo(f"{label}: {', '.join(result[key])}")
+        if result.get("pairwise") or human:
+            click.echo("")
         if result.get("pairwise"):
             from ..analysis.pairwise import pairwise_lines
 
-            click.echo("")
             for line in pairwise_lines(result["pairwise"]):
                 click.echo(line)
+        if human:
+            from ..reviewing import human_line
+
+            click.echo(human_line(human))
     if fail_on_regression and regressed:
         click.echo(f"FAILED: regression in {', '.join(regressed)}", err=True)
         sys.exit(1)

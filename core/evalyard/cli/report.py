@@ -61,15 +61,20 @@ def serve(db_url, host, port):
     serve_until_interrupted(server, store)
 
 
-def serve_until_interrupted(server, store) -> None:
-    """Serve until Ctrl-C, then close the server and the store."""
+def serve_until_interrupted(server, store, then=None) -> None:
+    """Serve until Ctrl-C, then close the server, call ``then()`` (what a command prints at the
+    end, from the store) and close the store."""
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
-        store.close()
+        try:
+            if then is not None:
+                then()
+        finally:
+            store.close()
 
 
 def register(cli: click.Group) -> None:

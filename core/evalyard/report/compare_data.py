@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..reviewing import human_verdict
 from .data import _compact, fingerprint_of
 
 #: Regressed cases listed per scorer, side by side.
@@ -108,6 +109,7 @@ def gather_compare(store, base_ref: str, new_run, new_table: dict[str, Any],
         scorers.append({"name": name, **s, "worst_cases": worst})
     return {
         "pairwise": stored_pairwise(store, base, new_run),
+        "human": human_verdict(store, base.id, new_run.id),
         "base": {"id": base.id, "name": base.name, "suite": store.suite_of(base).name,
                  "created_at": base.created_at.isoformat(timespec="seconds") if base.created_at else None},
         "scorers": scorers,

@@ -1,27 +1,20 @@
 """``evalyard label RUN``: a local page that shows a run's cases one at a time and stores a
 person's yes/no label of each (``evalyard.services.save_label``).
 
-It is evalyard's only page that writes, so it accepts a write only from itself:
-
-- the server listens on 127.0.0.1 unless told otherwise, and answers only requests whose Host
-  is the address it listens on (a DNS-rebinding page cannot reach it under another name);
-- every POST carries the session's token, a random value made when the server starts and
-  embedded in the page, in the ``X-Evalyard-Token`` header; another site's page cannot read it;
-- every POST's Origin (which browsers always send on a POST) must be this server's own origin,
-  so a cross-site form or fetch is refused (403) even before the token is looked at;
-- the one write route stores a label of a case this session offered; there is no other POST,
-  PUT or DELETE route, and the page may not be framed (no clickjacking of the y/n keys).
+It writes, so it accepts a write only from itself (``local_page``: Host, Origin and token
+checks, CSP); the one write route stores a label of a case this session offered.
 """
 
 from __future__ import annotations
 
-import hmac
 import secrets
 from typing import Any
 
+from .local_page import TOKEN_HEADER, guarded_app, make_local_server, write_refused
 from .render import assets, data_element, environment, script
 
-TOKEN_HEADER = "X-Evalyard-Token"
+__all__ = ["TOKEN_HEADER", "create_label_app", "make_label_server"]
+
 #: Characters of a case's text the page shows of each field (the page is for reading, and a
 #: case of megabytes would freeze it); the rest is cut with a note.
 SHOWN_CHARS = 20_000
@@ -69,40 +62,15 @@ def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller
                      token: str | None = None):
     """The labelling page's WSGI app. ``app.config["ALLOWED_HOSTS"]``: the Host values it answers
     (``make_label_server`` sets them once the port is known)."""
-    from .serve import _flask
-
-    flask = _flask()
     from ..analysis.labels import LABELS
     from ..services import save_label
 
-    app = flask.Flask("evalyard.label")
-    app.config["ALLOWED_HOSTS"] = set()  # nothing is answered until the server says its names
     token = token or secrets.token_urlsafe(32)
     cases = page_cases(store, run, entry, picks)
     offered = {case["id"] for case in cases}
     css = assets()[0]
-    js, script_hash = script("conversation.js", "label.js")
-    policy = (f"default-src 'none'; script-src '{script_hash}'; style-src 'unsafe-inline'; img-src data:; "
-              "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'")
-
-    def refuse(status: int, message: str):
-        return flask.jsonify({"error": message}), status
-
-    @app.before_request
-    def known_host():
-        allowed = app.config["ALLOWED_HOSTS"]
-        if flask.request.host not in allowed:
-            return refuse(403, f"unknown host {flask.request.host!r}")
-        return None
-
-    @app.after_request
-    def headers(response):
-        response.headers["Content-Security-Policy"] = policy
-        response.headers["X-Frame-Options"] = "DENY"
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Cache-Control"] = "no-store"  # the page carries the session's token
-        response.headers["Referrer-Policy"] = "no-referrer"
-        return response
+    js, script_hash = script("conversation.js", "post.js", "label.js")
+    flask, app, refuse = guarded_app("evalyard.label", script_hash)
 
     @app.get("/")
     def page():
@@ -117,17 +85,12 @@ def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller
 
     @app.post("/label")
     def label():
-        request = flask.request
-        origin = request.headers.get("Origin")
-        if origin != f"{request.scheme}://{request.host}":
-            return refuse(403, "cross-origin write refused")
-        if not hmac.compare_digest(request.headers.get(TOKEN_HEADER, ""), token):
-            return refuse(403, "missing or wrong session token")
-        body = request.get_json(silent=True)
-        if not isinstance(body, dict):
-            return refuse(400, "expected a JSON object")
+        refused = write_refused(flask, refuse, token)
+        if refused:
+            return refused
+        body = flask.g.body
         case_id, value = body.get("case_id"), body.get("label")
-        if case_id not in offered:
+        if not isinstance(case_id, str) or case_id not in offered:  # a list would not even hash
             return refuse(400, f"case {case_id!r} is not one this page offered")
         if value not in LABELS:
             return refuse(400, f"label {value!r}: expected one of {', '.join(LABELS)}")
@@ -138,26 +101,6 @@ def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller
     return app
 
 
-#: Addresses that mean "every interface": the name a browser would reach the page under is
-#: unknown there, so the Host check could not tell this server's name from a rebinding one's.
-WILDCARD_HOSTS = ("0.0.0.0", "::", "")
-
-
-def _host_names(host: str, port: int) -> set[str]:
-    """The Host values a browser sends for this server."""
-    names = {f"{host}:{port}", f"[{host}]:{port}"}
-    if host in ("127.0.0.1", "::1", "localhost"):
-        names |= {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
-    return names
-
-
 def make_label_server(flask_app, host: str = "127.0.0.1", port: int = 0):
     """A werkzeug server for the labelling app (``serve_forever()`` to run, ``shutdown()`` to stop)."""
-    from werkzeug.serving import make_server as werkzeug_server
-
-    if host in WILDCARD_HOSTS:
-        raise ValueError(f"--host {host!r}: the labelling page listens on one address (its Host check needs it); "
-                         f"give that address, such as this machine's address on the network")
-    server = werkzeug_server(host, port, flask_app, threaded=True)
-    flask_app.config["ALLOWED_HOSTS"] = _host_names(host, server.server_port)
-    return server
+    return make_local_server(flask_app, host, port, what="labelling page")

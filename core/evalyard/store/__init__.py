@@ -162,7 +162,7 @@ def _set_wal(cursor) -> None:
 
 #: The newest migration's revision id (a test checks it against the migration scripts).
 #: Knowing it lets an up-to-date database open without importing Alembic, which is slow to import.
-HEAD_REVISION = "0010_generated_dialogue"
+HEAD_REVISION = "0011_reviews"
 
 #: The PostgreSQL advisory-lock key that processes creating or upgrading evalyard's schema take
 #: in turn: a fixed bigint no other application on the server is likely to use ("evalyard" in
@@ -574,12 +574,14 @@ class Store:
 
     def delete_run(self, run_id: str) -> None:
         from .models import TrialOutputRow, TrialRow
+        from .reviews import delete_run_reviews
 
         with Session(self.engine) as session:
             session.execute(delete(TrialRow).where(TrialRow.run_id == run_id))
             session.execute(delete(TrialOutputRow).where(TrialOutputRow.run_id == run_id))
             session.execute(delete(ResultRow).where(ResultRow.run_id == run_id))
             session.execute(delete(LabelRow).where(LabelRow.run_id == run_id))
+            delete_run_reviews(session, run_id)
             session.execute(delete(CandidateRow).where(CandidateRow.run_id == run_id))
             session.execute(delete(RunRow).where(RunRow.id == run_id))
             session.commit()

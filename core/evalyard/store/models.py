@@ -238,6 +238,40 @@ class LabelRow(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class ReviewSessionRow(SQLModel, table=True):
+    """A blind side-by-side review of two runs (``evalyard review BASE NEW``): the cases offered,
+    in order, and how they were drawn. ``secret`` draws each reviewer's sides per case (so a
+    resumed session shows the same sides); it never leaves the server."""
+
+    __tablename__ = "review_sessions"
+
+    id: str = Field(primary_key=True)
+    base_run: str = Field(foreign_key="runs.id", index=True)
+    new_run: str = Field(foreign_key="runs.id", index=True)
+    secret: str
+    case_ids: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    plan: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ReviewRow(SQLModel, table=True):
+    """One reviewer's verdict on one case of a review session: ``left`` is the run shown as A
+    ("base" or "new"), ``verdict`` A, B, tie or both_bad. One per (session, case, reviewer):
+    reviewing again replaces it, as a label does."""
+
+    __tablename__ = "reviews"
+    __table_args__ = (UniqueConstraint("session_id", "case_id", "reviewer", name="uq_reviews_session_case_reviewer"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    session_id: str = Field(foreign_key="review_sessions.id")  # looked up by the unique constraint's index
+    case_id: str
+    reviewer: str
+    left: str
+    verdict: str
+    note: str = Field(default="", sa_column=Column(Text, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
 class ExperimentRow(SQLModel, table=True):
     """A grid of runs over one suite (models x prompts x generation settings): each cell an
     ordinary run. ``spec`` is the grid as asked for, ``cells`` each cell's own settings

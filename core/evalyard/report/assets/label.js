@@ -60,19 +60,13 @@
     var c = cases[at];
     pending += 1;
     document.body.setAttribute("data-pending", pending);
-    var headers = { "Content-Type": "application/json" };
-    headers["X-Evalyard-Token"] = D.token;
-    fetch("/label", { method: "POST", headers: headers, credentials: "same-origin",
-                      body: JSON.stringify({ case_id: c.id, label: value }) })
-      .then(function (response) {
-        return response.json().then(function (body) {
-          if (!response.ok) throw new Error(body.error || response.statusText);
-          c.label = { label: body.label, labeller: body.labeller };
-          saved += 1;
-          document.body.setAttribute("data-saved", saved);
-          status("case " + c.id + " labelled " + body.label + "; the judge said: " + verdictText(c.verdict).split("\n")[0]);
-          show();
-        });
+    evalyardPost("/label", D.token, { case_id: c.id, label: value })
+      .then(function (body) {
+        c.label = { label: body.label, labeller: body.labeller };
+        saved += 1;
+        document.body.setAttribute("data-saved", saved);
+        status("case " + c.id + " labelled " + body.label + "; the judge said: " + verdictText(c.verdict).split("\n")[0]);
+        show();
       })
       .catch(function (error) {
         // back to the case, so the person sees which label was lost and can give it again
