@@ -138,9 +138,14 @@ _PLAIN = (str, int, float, bool, type(None))
 
 def _jsonable(value: Any) -> Any:
     """A JSON-safe copy (tuples to lists, unknown objects to strings) so SQLite and PostgreSQL store the same."""
-    if type(value) is dict and all(type(k) is str and type(v) in _PLAIN for k, v in value.items()):
+    if type(value) is dict and all(type(k) is str and (type(v) in _PLAIN or type(v) is list and _plain_list(v))
+                                   for k, v in value.items()):
         return value  # already JSON as it is (most scorers' details): skip the round trip
     return json.loads(json.dumps(value, default=str))
+
+
+def _plain_list(values: list[Any]) -> bool:
+    return all(type(v) in _PLAIN for v in values)
 
 
 def prepare_scorers(specs: list[ScorerSpec], registry: Registry, executor: str | None = None) -> list[PreparedScorer]:

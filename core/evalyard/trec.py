@@ -28,28 +28,27 @@ RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QREL_COLUMNS = ("qid", "iteration", "docid", "grade")
 
 
-def _lines(path: str) -> Iterator[tuple[int, str]]:
+def _rows(path: str, names: tuple[str, ...]) -> Iterator[tuple[int, list[str]]]:
+    """(line number, columns) of each line that is not blank, every one with ``names``' columns."""
     try:
         handle = open(path, encoding="utf-8-sig")
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    width = len(names)
     with handle:
         try:
             for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    yield number, line
+                parts = line.split()
+                if len(parts) != width:
+                    if not parts:
+                        continue
+                    raise InputError(f"expected {width} columns ({' '.join(names)}), got {len(parts)}", path=path,
+                                     line=number, field=names[min(len(parts), width - 1)])
+                # no check_text here: text decoded as strict UTF-8 cannot hold a lone surrogate (only
+                # JSON's escapes can make one), and checking every line cost a sixth of a large run's time
+                yield number, parts
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 text ({exc.reason})", path=path) from None
-
-
-def _columns(line: str, names: tuple[str, ...], path: str, number: int) -> list[str]:
-    parts = line.split()
-    if len(parts) != len(names):
-        raise InputError(f"expected {len(names)} columns ({' '.join(names)}), got {len(parts)}", path=path,
-                         line=number, field=names[min(len(parts), len(names) - 1)])
-    # no check_text here: text decoded as strict UTF-8 cannot hold a lone surrogate (only JSON's
-    # escapes can make one), and checking every line cost a sixth of a large run's time
-    return parts
 
 
 def _number(text: str, path: str, line: int, field: str) -> float:
@@ -83,12 +82,20 @@ def iter_trec_run(path: str | Path, field_map: dict[str, str] | None = None) -> 
         retrieved = [{"id": doc, "score": score} for doc, score in docs.items()]
         return Case(id=qid, retrieved=retrieved, metadata={"run_tag": tag} if tag else {}), f"{path}:{first}"
 
-    for number, line in _lines(path):
-        q, _, doc, rank, score, run_tag = _columns(line, RUN_COLUMNS, path, number)
-        rank_value = _number(rank, path, number, "rank")
-        if rank_value != int(rank_value):
-            raise InputError(f"expected a whole number, got {rank!r}", path=path, line=number, field="rank")
-        value = _number(score, path, number, "score")
+    isfinite = math.isfinite
+    for number, (q, _, doc, rank, score, run_tag) in _rows(path, RUN_COLUMNS):
+        try:
+            int(rank)  # the common case, at once: what int() reads is a whole number float() reads too
+        except ValueError:
+            rank_value = _number(rank, path, number, "rank")
+            if rank_value != int(rank_value):
+                raise InputError(f"expected a whole number, got {rank!r}", path=path, line=number, field="rank")
+        try:
+            value = float(score)
+        except ValueError:
+            value = _number(score, path, number, "score")  # raises, naming the line
+        if not isfinite(value):
+            value = _number(score, path, number, "score")
         if q != qid:
             if qid is not None:
                 yield case()
@@ -163,8 +170,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
                 raise InputError("expected an object {docid: grade}", path=path, line=1, field=qid)
             qrels[qid] = {doc: _grade(grade, path, 1, f"{qid}.{doc}") for doc, grade in docs.items()}
         return qrels
-    for number, line in _lines(path):
-        qid, _, doc, grade = _columns(line, QREL_COLUMNS, path, number)
+    for number, (qid, _, doc, grade) in _rows(path, QREL_COLUMNS):
         judged = qrels.setdefault(qid, {})
         if doc in judged:
             raise InputError(f"doc id {doc!r} is judged twice for query {qid!r}", path=path, line=number,

@@ -1,7 +1,7 @@
 """The retrieval scorers: one per measure, each at any cutoff (``-s recall:k=10``, or ``-s recall@10``).
 
 A case's ranking is its ``retrieved`` passages (or its ``context``, ids by position) in trec_eval's
-order (``measures.ranked``); its judgements are ``relevant``. A case that retrieved nothing
+order (``measures.ranked_ids``); its judgements are ``relevant``. A case that retrieved nothing
 (``retrieved: []``) scores 0, as trec_eval scores an empty ranking; a case with neither
 ``retrieved`` nor ``context`` has no ranking at all, which is its error.
 """
@@ -10,18 +10,22 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from evalyard import Case, Score, Scorer
 
-from .measures import MEASURES, ranked
+from .measures import JUDGED, Judgement, ranked_ids
 
 
-#: the last cases' rankings in trec_eval's order, by the identity of their ``retrieved`` list (kept
-#: alive here, so an identity is not reused while cached): every measure and cutoff of a run asks
-#: for the same case's order, and sorting it again for each was most of a retrieval run's time
-_ORDERED: OrderedDict[int, tuple[list[Any], list[str]]] = OrderedDict()
-_ORDERED_SIZE = 4096
+#: the last cases' rankings read against their judgements (``measures.Judgement``), by the identity
+#: of their ``retrieved`` (or ``context``) list and ``relevant`` mapping (both kept alive here, so an
+#: identity is not reused while cached): every measure and cutoff of a run asks about the same case,
+#: and sorting and reading its ranking again for each was most of a retrieval run's time. The run's
+#: scorers work on one window of cases (and the batches left open across it), which this size holds.
+_JUDGED: OrderedDict[tuple[int, int], tuple[Any, Any, Judgement]] = OrderedDict()
+_JUDGED_SIZE = 2048
+_NOTHING_RELEVANT: Mapping[str, int] = MappingProxyType({})
 
 
 def ordered(case: Case) -> list[str] | None:
@@ -29,14 +33,25 @@ def ordered(case: Case) -> list[str] | None:
     retrieved = case.retrieved
     if retrieved is None:
         return [str(n + 1) for n in range(len(case.context))] if case.context else None
-    cached = _ORDERED.get(id(retrieved))
-    if cached is not None and cached[0] is retrieved:
-        return cached[1]
-    docs = ranked([(p["id"], p["score"]) if "score" in p else p["id"] for p in retrieved])
-    _ORDERED[id(retrieved)] = (retrieved, docs)
-    while len(_ORDERED) > _ORDERED_SIZE:
-        _ORDERED.popitem(last=False)
-    return docs
+    return ranked_ids(retrieved)
+
+
+def judged(case: Case) -> Judgement | None:
+    """The case's ranking (``ordered``) read against its ``relevant``, or None when it has no ranking."""
+    ranking = case.retrieved if case.retrieved is not None else case.context
+    relevant = case.relevant or _NOTHING_RELEVANT
+    key = (id(ranking), id(relevant))
+    cached = _JUDGED.get(key)
+    if cached is not None and cached[0] is ranking and cached[1] is relevant:
+        return cached[2]
+    docs = ordered(case)
+    if docs is None:
+        return None
+    judgement = Judgement(docs, relevant)
+    _JUDGED[key] = (ranking, relevant, judgement)
+    while len(_JUDGED) > _JUDGED_SIZE:
+        _JUDGED.popitem(last=False)
+    return judgement
 
 
 class RetrievalScorer(Scorer):
@@ -58,16 +73,13 @@ class RetrievalScorer(Scorer):
                 raise ValueError(f"k must be 1 or more, not {self.k}")
 
     def score(self, case: Case) -> Score:
-        docs = ordered(case)
-        if docs is None:
+        judgement = judged(case)
+        if judgement is None:
             return Score.failure(f"{self.name}: the case has no ranking (no `retrieved` and no `context`)")
         k = self.config.k
-        value = MEASURES[self.measure](docs, case.relevant or {}, k)
-        shown = docs if k is None else docs[:k]
-        grades = case.relevant or {}
-        return Score(value=value, details={
-            "k": k, "retrieved": len(docs), "relevant": sum(1 for g in grades.values() if g >= 1),
-            "relevant_ranks": [rank for rank, doc in enumerate(shown, start=1) if grades.get(doc, 0) >= 1][:100],
+        return Score(value=JUDGED[self.measure](judgement, k), details={
+            "k": k, "retrieved": judgement.length, "relevant": judgement.total,
+            "relevant_ranks": judgement.relevant_ranks(k)[:100],
         })
 
 
