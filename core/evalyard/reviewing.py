@@ -246,3 +246,35 @@ def _ci(ci: Any, pct: bool = False) -> str:
         return ""
     show = _pct if pct else _num
     return f" [{show(ci[0])}, {show(ci[1])}]"
+
+
+def review_labels(store: "Store", pairwise_run: "RunRow") -> tuple[list[Any], str, str]:
+    """A pairwise judge's run (``compare BASE NEW --judge``) labelled by the people's blind reviews
+    of BASE and NEW, as ``calibrate`` reads labels: (its reviewed cases, each with
+    ``metadata.human_label`` in the judge's labels, the labels' hash, where they came from). A
+    case's label follows the mean of its verdicts, as the win rate counts them: above a half
+    ``candidate`` (NEW, the judge's candidate, was preferred), below ``reference``, else ``equal``."""
+    import re
+
+    from .analysis.labels import labels_hash
+    from .analysis.reviews import score
+    from .store.labels import run_cases
+    from .store.reviews import pair_reviews
+
+    found = re.fullmatch(r"pairwise (\S+) vs (\S+)", store.suite_of(pairwise_run).name)
+    if found is None:
+        raise InputError(f"run {pairwise_run.id} is not a pairwise judge's run of two runs (`evalyard compare BASE NEW "
+                         f"--judge`): --reviews labels only those")
+    base, new = found.groups()
+    totals: dict[str, list[float]] = {}
+    for review in as_reviews(pair_reviews(store, base, new)):
+        totals.setdefault(review.case_id, []).append(score(review, "new"))
+    if not totals:
+        raise InputError(f"runs {base} and {new} have no reviews in {store.url}: review them with "
+                         f"`evalyard review {base} {new}`")
+    labels = {case_id: {"label": "candidate" if sum(s) / len(s) > 0.5 else "reference" if sum(s) / len(s) < 0.5
+                        else "equal"} for case_id, s in totals.items()}
+    cases = list(run_cases(store, pairwise_run, list(labels)).values())
+    for case in cases:
+        case.metadata = {**case.metadata, "human_label": labels[case.id]["label"]}
+    return cases, labels_hash({c.id: labels[c.id] for c in cases}), f"reviews of {base} vs {new}"

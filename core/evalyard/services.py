@@ -94,12 +94,19 @@ def _file_hash(path: str) -> str:
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-def _stored_labels(store: "Store", run_ref: str | None, scorer: str | None) -> tuple[Any, str, str, str]:
-    """The run's cases labelled in the database, as a labelled data file would give them."""
+def _stored_labels(store: "Store", run_ref: str | None, scorer: str | None,
+                   reviews: bool = False) -> tuple[Any, str, str, str]:
+    """The run's cases labelled in the database, as a labelled data file would give them; with
+    ``reviews``, a pairwise judge's run labelled by people's blind reviews of its two runs."""
     if run_ref is None:
         raise InputError("give DATA (a labelled data file), or --run RUN_ID whose cases were labelled "
-                         "with `evalyard label`")
+                         "with `evalyard label`" + (" (a pairwise judge's run with --reviews)" if reviews else ""))
     run = store.get_run(run_ref)
+    if reviews:
+        from .reviewing import review_labels
+
+        cases, data_hash, source = review_labels(store, run)
+        return SimpleNamespace(cases=cases), data_hash, source, calib.DEFAULT_LABEL
     cases, data_hash = labelled_cases(store, run.id, labels.scorer_entry(run, scorer)["name"])
     if not cases:
         raise InputError(f"run {run.id} has no labels in {store.url}: label its cases with `evalyard label {run.id}`, "
@@ -109,11 +116,13 @@ def _stored_labels(store: "Store", run_ref: str | None, scorer: str | None) -> t
 
 def calibration(app: "Application", data: str | None, *, run_ref: str | None, scorer: str | None, label_field: str,
                 positive: str | None, judge_model: str | None, db: str | None, concurrency: int,
-                value: str = "auto", with_baselines: bool = True) -> dict[str, Any]:
+                value: str = "auto", with_baselines: bool = True, reviews: bool = False) -> dict[str, Any]:
     """``evalyard calibrate``: the human labels of DATA (or of a run's cases labelled with
     ``evalyard label``) against a scorer's verdicts, scoring the cases first when no run is given."""
-    if data is None:  # the labels people gave with `evalyard label`, kept with the run
-        suite, data_hash, data, label_field = _stored_labels(app.open_store(db), run_ref, scorer)
+    if reviews and data is not None:
+        raise InputError("--reviews reads the labels from the database: give no DATA with it")
+    if data is None:  # the labels people gave with `evalyard label` (or `evalyard review`), kept with the run
+        suite, data_hash, data, label_field = _stored_labels(app.open_store(db), run_ref, scorer, reviews)
     else:
         suite, _ = app.load_suite(data)
         data_hash = _file_hash(data)

@@ -159,13 +159,17 @@ def render_text(report: dict[str, Any], show: int) -> str:
 @click.option("--baselines/--no-baselines", default=True, show_default=True,
               help="Also score the cases with no-model predictors (majority class, response length, word overlap "
                    "with the context/reference) and say when one matches or beats the judge.")
+@click.option("--reviews", is_flag=True, help="With --run of a pairwise judge's run (`compare BASE NEW --judge`) and "
+                                              "no DATA: the people's blind reviews of BASE and NEW (`evalyard "
+                                              "review`) are its labels (per case: candidate when NEW was preferred, "
+                                              "reference when BASE was, equal otherwise).")
 @click.option("--save", is_flag=True, help="Keep this calibration in the database under the judge's fingerprint: "
                                            "its runs show the agreement and can use the threshold.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.option("--db", "db_url", envvar="EVALYARD_DB", metavar="URL", help="Database (default: evalyard.db in the "
                                                                         "data directory).")
 def calibrate_command(data, run_ref, scorer, label_field, positive, judge_model, prompts_dirs, concurrency, show,
-                      value, baselines, save, as_json, db_url):
+                      value, baselines, reviews, save, as_json, db_url):
     """How well a scorer agrees with human labels on DATA (or, without DATA, with the labels given
     to RUN's cases with `evalyard label`): accuracy and Cohen's kappa at the threshold a run uses,
     Spearman and Pearson, AUC, a confusion matrix, the best threshold for a numeric scorer against
@@ -177,12 +181,13 @@ def calibrate_command(data, run_ref, scorer, label_field, positive, judge_model,
     evalyard calibrate labelled.jsonl --run RUN_ID --scorer qa_correctness --json
     evalyard calibrate labelled.jsonl -s criteria/correctness:logprobs=true --save
     evalyard calibrate --run RUN_ID          (after `evalyard label RUN_ID`)
+    evalyard calibrate --run PAIRWISE_RUN --reviews   (after `evalyard review BASE NEW`)
     """
     app = current_app()
     app.use_prompt_dirs(prompts_dirs)
     report = calibration(app, data, run_ref=run_ref, scorer=scorer, label_field=label_field, positive=positive,
                          judge_model=judge_model, db=db_url, concurrency=concurrency, value=value,
-                         with_baselines=baselines)
+                         with_baselines=baselines, reviews=reviews)
     if save:
         report["saved"] = save_calibration(app, report, db_url)
     if as_json:
