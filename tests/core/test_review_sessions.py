@@ -333,3 +333,25 @@ def test_compare_shows_the_people_beside_the_judge(pair, db):
 
     html = build_report(store, new, compare_ref=base)
     assert 'id="human-table"' in html and "by 3 reviewers in 1 session" in html and "0.542" in html
+
+
+def test_two_cells_of_an_experiment_are_reviewed_by_their_reference(scripted_plugin, rules, tmp_path, db):
+    """``EXPERIMENT:CELL``, by the cell's index or label, names the cell's run."""
+    from evalyard.errors import UnknownNameError
+    from evalyard.reviewing import open_session, resolve_run
+
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "input": f"question {i}", "reference": "yes"}) + "\n"
+                            for i in range(4)), encoding="utf-8")
+    terse, wordy = rules([{"content": "yes"}]), rules([{"content": "yes, certainly"}])
+    done = CliRunner().invoke(cli, ["run", str(data), "-m", terse, "-m", wordy, "-s", "contains", "--name", "grid",
+                                    "--db", db, "--json"], obj=scripted_plugin)
+    assert done.exit_code == 0, done.output
+    outcome = json.loads(done.output)
+    store = scripted_plugin.open_store(db)
+    first, second = resolve_run(store, "grid:0"), resolve_run(store, f"{outcome['experiment_id']}:{wordy}")
+    assert first.id != second.id and {first.id, second.id} == {c["run_id"] for c in outcome["cells"]}
+    session, _ = open_session(store, "grid:0", "grid:1", size=4)
+    assert (session.base_run, session.new_run) == (first.id, second.id) and len(session.case_ids) == 4
+    with pytest.raises(UnknownNameError, match="no run for cell '7'"):
+        resolve_run(store, "grid:7")
