@@ -6,7 +6,7 @@ target interval needs: pure functions for ``evalyard review BASE NEW``.
 - **The sample**: people's time is the scarce thing, so the informative cases come first. With
   ``informative`` (the default), the cases are split into strata by what the runs' scores say:
   NEW scored higher, BASE scored higher, or the scores agree (or there are none); the two strata
-  where the scores disagree are drawn from in turn, each in a seeded random order, then the
+  where the scores disagree are drawn from in turn, each in a seeded random order (a hash of seed and case id), then the
   cases where they agree. ``uniform`` draws every case with the same chance (a seeded shuffle):
   its win rate estimates the whole suite's, which the informative sample does not (it
   over-weights the cases where the runs differ).
@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
-import random
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Iterable
@@ -46,19 +45,24 @@ def stratum(deltas: Iterable[float]) -> str:
     return STRATA[0] if net > 0 else STRATA[1] if net < 0 else STRATA[2]
 
 
+def _spread(seed: int, case_id: str) -> bytes:
+    """A seeded random order of case ids (a hash, so the order does not depend on the input's order:
+    resampling in ``analysis`` goes through ``stats``; this is an ordering, not a resample)."""
+    return hashlib.sha256(f"{seed}\0{case_id}".encode("utf-8")).digest()
+
+
 def draw(case_ids: list[str], deltas: dict[str, list[float]], size: int, *, seed: int = 0,
          uniform: bool = False) -> list[Drawn]:
     """Up to ``size`` of ``case_ids`` (the cases both runs answered) in the order to offer them."""
-    rng = random.Random(seed)
+    def shuffled(ids: list[str]) -> list[str]:
+        return sorted(ids, key=lambda case_id: _spread(seed, case_id))
+
     if uniform:
-        chosen = list(case_ids)
-        rng.shuffle(chosen)
-        return [Drawn(c, "uniform") for c in chosen[:size]]
+        return [Drawn(c, "uniform") for c in shuffled(list(case_ids))[:size]]
     groups: dict[str, list[str]] = {name: [] for name in STRATA}
     for case_id in case_ids:
         groups[stratum(deltas.get(case_id, []))].append(case_id)
-    for members in groups.values():
-        rng.shuffle(members)
+    groups = {name: shuffled(members) for name, members in groups.items()}
     out: list[Drawn] = []
     disagreeing = [groups[STRATA[0]], groups[STRATA[1]]]
     while len(out) < size and any(disagreeing):  # in turn, so neither direction crowds the other out
