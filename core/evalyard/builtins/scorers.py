@@ -77,3 +77,6 @@ def register_scorers(register):
     register(Contains)
     register(RegexMatch)
     register(JsonValid)
+    from .jury import Jury  # pools any registered scorers: registered here, beside the other built-ins
+
+    register(Jury)
