@@ -1,10 +1,14 @@
 """Retrieval measures at scale: evalyard (a TREC run file and qrels, all seven measures at
-k = 1, 5, 10, 100, whole process, results stored) against pytrec_eval on the same files
-(reading them included), and ranx when it is installed.
+k = 1, 5, 10, 100, whole process, results stored) against pytrec_eval and ranx on the same files,
+each as a whole process (start-up, reading the files, computing; evalyard also storing its results).
 
-    .venv/bin/python benchmarks/bench_retrieval.py --queries 100000 --docs 100 --out /tmp/ir
+    .venv/bin/python benchmarks/bench_retrieval.py --queries 100000 --docs 100 --out /tmp/ir \
+        --ranx-python .venvs/ranx/bin/python
 
-Prints each tool's wall time and peak RSS (of the process tree, from /usr/bin/time when there).
+ranx needs numba, which the project does not depend on: give it a venv of its own
+(``python -m venv .venvs/ranx && .venvs/ranx/bin/pip install ranx``). ``--tools`` and
+``--measures``/``--cutoffs`` narrow the run (the memory check at a million queries). Prints each
+tool's wall and CPU seconds (user + system) and peak RSS, from /usr/bin/time.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ from ranx import Qrels, Run, evaluate
 run = Run.from_file(sys.argv[1], kind="trec")
 qrels = Qrels.from_file(sys.argv[2], kind="trec")
 metrics = [f"{m}@{k}" for m in ("hit_rate", "precision", "recall", "mrr", "map", "ndcg") for k in (1, 5, 10, 100)]
-print(evaluate(qrels, run, metrics + ["r-precision"]))
+scores = evaluate(qrels, run, metrics + ["r-precision"])
+print(len(scores))
 """
 
 
@@ -79,24 +84,30 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100_000)
     parser.add_argument("--docs", type=int, default=100)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--tools", default="evalyard,pytrec_eval,ranx", help="which to time, in this order")
+    parser.add_argument("--measures", default=",".join(MEASURES), help="evalyard's measures (default: all seven)")
+    parser.add_argument("--cutoffs", default=",".join(map(str, CUTOFFS)))
+    parser.add_argument("--pytrec-python", default=sys.executable, help="a Python with pytrec-eval-terrier")
+    parser.add_argument("--ranx-python", default=sys.executable, help="a Python with ranx (and numba)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     run, qrels = write(args.out, args.queries, args.docs)
-    python = sys.executable
-    exe = str(Path(python).parent / "evalyard")
-    scorers = [a for m in MEASURES for k in CUTOFFS for a in ("-s", f"{m}@{k}")]
+    exe = str(Path(sys.executable).parent / "evalyard")
+    measures, cutoffs = args.measures.split(","), args.cutoffs.split(",")
+    scorers = [a for m in measures for k in cutoffs for a in ("-s", f"{m}@{k}")]
     db = args.out / "runs.db"
-    db.unlink(missing_ok=True)
-    rows = [("evalyard run", *timed([exe, "run", str(run), "--qrels", str(qrels), *scorers,
-                                      "--db", f"sqlite:///{db}", "--json"]))]
-    rows.append(("pytrec_eval", *timed([python, "-c", PYTREC, str(run), str(qrels)])))
-    try:
-        import ranx  # noqa: F401
-        rows.append(("ranx", *timed([python, "-c", RANX, str(run), str(qrels)])))
-    except ImportError:
-        rows.append(("ranx", float("nan"), float("nan"), float("nan")))
-    print(f"{args.queries} queries x {args.docs} documents, {len(MEASURES)} measures at k = "
-          f"{', '.join(map(str, CUTOFFS))} ({len(scorers) // 2} scorers)")
+    commands = {
+        "evalyard": [exe, "run", str(run), "--qrels", str(qrels), *scorers, "--db", f"sqlite:///{db}", "--json"],
+        "pytrec_eval": [args.pytrec_python, "-c", PYTREC, str(run), str(qrels)],
+        "ranx": [args.ranx_python, "-c", RANX, str(run), str(qrels)],
+    }
+    rows = []
+    for tool in args.tools.split(","):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        rows.append((tool, *timed(commands[tool])))
+    print(f"{args.queries} queries x {args.docs} documents; evalyard: {len(scorers) // 2} scorers "
+          f"({', '.join(measures)} at k = {', '.join(cutoffs)}), one stored result each")
     print(f"{'tool':<14} {'wall s':>8} {'CPU s':>8} {'peak MB':>8}")
     for name, wall, cpu, peak in rows:
         print(f"{name:<14} {wall:>8.1f} {cpu:>8.1f} {peak:>8.0f}")
