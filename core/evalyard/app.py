@@ -503,7 +503,8 @@ class Application:
              batch: bool = False, calibrated: bool = False,
              default_scorers: list[ScorerSpec] | None = None, epochs: int | None = None,
              reducers: Sequence[tuple[str | None, str]] = (),
-             extracts: Sequence[tuple[str | None, str]] = (), qrels: str | None = None) -> "RunPlan":
+             extracts: Sequence[tuple[str | None, str]] = (), qrels: str | None = None,
+             allow_remote_media: bool = False) -> "RunPlan":
         """Load and check everything a run needs (scorer names and configs, required fields,
         executors, judge models and templates) without touching the database: bad input
         raises ``evalyard.InputError``. ``calibrated``: every judge with a saved calibration uses
@@ -511,7 +512,9 @@ class Application:
         ``default_scorers``: the scorers when neither ``scorers`` nor the suite names any (a
         data file resumed as the run it started); ``epochs``: trials per case (None: the suite's,
         else 1); ``reducers``: ``(scorer or None for all, spec)`` pairs, over the suite's own;
-        ``extracts``: ``(scorer or None for all, extraction step)`` pairs, over the suite's own."""
+        ``extracts``: ``(scorer or None for all, extraction step)`` pairs, over the suite's own;
+        ``allow_remote_media``: media given by http(s) URL are passed on (else refused)."""
+        from .media_gate import MediaGate
         from .runner import check_cases, prepare_generator, prepare_scorers
 
         loaded, _ = self.load_suite(suite, name=name or None, format=format, field_map=field_map, qrels=qrels)
@@ -554,7 +557,8 @@ class Application:
         try:
             if runtime.judge_asked and runtime.chosen_judge_model:
                 runtime.check_model(runtime.chosen_judge_model)
-            check_cases(loaded, prepared, prepared_generator)
+            gate = MediaGate(runtime, prepared, prepared_generator, allow_remote=allow_remote_media)
+            check_cases(loaded, prepared, prepared_generator, media=gate)
         except BaseException:  # a plan that fails closes what it set up
             close_prepared(prepared, prepared_generator)
             raise

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .dialogue import CHECKS, last_user_text
+from .dialogue import CHECKS, check_content, last_user_text, text_of
 from .errors import InputError
 from .retrieval import CHECKS as RETRIEVAL_CHECKS
 from .retrieval import passages_as_context
@@ -67,9 +67,13 @@ def case_from_record(record: Any, *, path: str, line: int, index: int, field_map
     else:
         raise InputError(f"expected text or an integer, got {type(raw_id).__name__}", path=path, line=line, field="id")
 
+    found: dict[str, Any] = {}  # the case's media by hash (evalyard.media)
+    input_parts = _input_parts(record, path, line, found)
     texts = {}
     for name in TEXT_FIELDS:
         value = record.get(name)
+        if name == "input" and input_parts is not None:
+            value = text_of(input_parts)
         if value is not None and not isinstance(value, str):
             raise InputError(
                 f"expected text, got {type(value).__name__} {value!r:.40} (quote it)", path=path, line=line, field=name
@@ -97,12 +101,41 @@ def case_from_record(record: Any, *, path: str, line: int, index: int, field_map
         if key not in KNOWN_FIELDS:
             metadata.setdefault(key, value)
     structured = {name: FIELD_CHECKS[name](record[name], path, line, name)
-                  for name in STRUCTURED_FIELDS if record.get(name) is not None}
+                  for name in STRUCTURED_FIELDS if name in FIELD_CHECKS and record.get(name) is not None}
+    if structured.get("messages"):
+        _read_message_media(structured["messages"], path, line, found)
+    if input_parts is not None:
+        structured["input_parts"] = input_parts
     if texts["input"] is None and structured.get("messages"):
         texts["input"] = last_user_text(structured["messages"])
     if not context and structured.get("retrieved"):  # the judges of the answer read what was retrieved
         context = passages_as_context(structured["retrieved"])
-    return Case(id=case_id, context=context, metadata=metadata, **texts, **structured)
+    return Case(id=case_id, context=context, metadata=metadata, media=found or None, **texts, **structured)
+
+
+def _input_parts(record: dict[str, Any], path: str, line: int, found: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """A case's input given as content parts (``input: [...]``; ``input_parts`` as an export
+    writes it beside the input's text), checked and with its media read; None for a text input."""
+    field = "input"
+    parts = record.get("input")
+    if not isinstance(parts, list):
+        parts, field = record.get("input_parts"), "input_parts"
+        if parts is None:
+            return None
+    from .media import resolve
+
+    return resolve(check_content(parts, path, line, field), path=path, line=line, field=field, found=found)
+
+
+def _read_message_media(messages: list[dict[str, Any]], path: str, line: int, found: dict[str, Any]) -> None:
+    """Each message's media parts read in place (a message of an inline YAML case keeps its line)."""
+    from .media import MEDIA_KINDS, resolve
+
+    for n, message in enumerate(messages):
+        content = message.get("content")
+        if isinstance(content, list) and any(p.get("type") in MEDIA_KINDS for p in content):
+            message["content"] = resolve(content, path=path, line=line, field=f"messages[{n}].content", found=found,
+                                         line_of=lambda message=message: getattr(message, "line", 0))
 
 
 def read_text(path: str | Path) -> str:

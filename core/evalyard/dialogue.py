@@ -88,20 +88,41 @@ def check_messages(value: Any, path: str, line: int, field: str = "messages") ->
 
 
 def _check_parts(parts: list[Any], where: _Where, at: str, message: Any) -> None:
-    """Content parts are text parts only. An image, audio or file part is refused rather than
-    read: every reader of a message takes its text parts, so the model under test or the judge
-    would be sent the text without the media and the run would report a score anyway."""
+    """Content parts are text, image (``image_url``) or audio (``input_audio``) parts; the media
+    parts' sources are read and checked by ``evalyard.media`` as the case is built. A file part
+    (a PDF...) is refused rather than read: nothing could pass it on, so every reader would take
+    the message's text alone and the run would report a score anyway."""
     for k, part in enumerate(parts):
         _object(part, where, f"{at}[{k}]", message)
         kind = part.get("type")
+        if kind in ("image_url", "input_audio"):
+            continue
         if kind != "text":
             if kind in MEDIA_PARTS:
-                raise where.error(f"a content part of type {kind!r}: evalyard cannot yet pass images, audio or "
-                                  "files on to a model or a judge, and refuses them rather than drop them",
-                                  f"{at}[{k}].type", message)
-            raise where.error(f"unknown content part type {kind!r} (known: text)", f"{at}[{k}].type", message)
+                raise where.error(f"a content part of type {kind!r}: evalyard passes images (image_url) and audio "
+                                  "(input_audio) on to models, not files or other media, and refuses them rather "
+                                  "than drop them", f"{at}[{k}].type", message)
+            raise where.error(f"unknown content part type {kind!r} (known: text, image_url, input_audio)",
+                              f"{at}[{k}].type", message)
         if not isinstance(part.get("text"), str):
             raise where.error("expected the part's text (text)", f"{at}[{k}].text", message)
+
+
+def check_content(value: Any, path: str, line: int, field: str) -> list[dict[str, Any]]:
+    """A list of content parts (a case's ``input`` given as parts), checked as a message's are."""
+    where = _Where(path, line)
+    parts = _list(value, where, field)
+    _check_parts(parts, where, field, None)
+    return parts
+
+
+def text_of(content: Any) -> str | None:
+    """A message content's text: a string as it is; a list of parts, its text parts joined by
+    newlines (what a scorer of text reads of a message that also holds media)."""
+    if isinstance(content, list):
+        return "\n".join(part.get("text", "") for part in content
+                         if isinstance(part, dict) and part.get("type") == "text")
+    return content
 
 
 def _check_call(call: Any, where: _Where, at: str, message: Any) -> str:
@@ -177,9 +198,5 @@ def last_user_text(messages: list[dict[str, Any]]) -> str | None:
     joined by newlines); None when there is no user message."""
     for message in reversed(messages):
         if message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):
-                return "\n".join(part.get("text", "") for part in content
-                                 if isinstance(part, dict) and part.get("type") == "text")
-            return content
+            return text_of(message.get("content"))
     return None

@@ -59,6 +59,8 @@ class RunRequest:
     extracts: Sequence[tuple[str | None, str]] = ()
     #: relevance judgements (TREC qrels or JSON) filling the cases' ``relevant`` (``--qrels``)
     qrels: str | None = None
+    #: pass media given by http(s) URL on to the models (``--allow-remote-media``); refused otherwise
+    allow_remote_media: bool = False
     on_progress: Callable[[int], None] | None = None
     #: called with (run id, results to make) once the run exists (a new run) or is found (a resume)
     on_start: Callable[[str, int], None] | None = None
@@ -211,7 +213,8 @@ def _plan(app: "Application", request: RunRequest):
                     use_cache=request.use_cache, max_cost=request.max_cost, concurrency=request.concurrency,
                     format=request.format, field_map=request.field_map, batch=request.batch,
                     calibrated=request.calibrated, default_scorers=default_scorers, epochs=request.epochs,
-                    reducers=request.reducers, extracts=request.extracts, qrels=request.qrels)
+                    reducers=request.reducers, extracts=request.extracts, qrels=request.qrels,
+                    allow_remote_media=request.allow_remote_media)
 
 
 def _after_run(app: "Application", request: RunRequest, outcome: RunOutcome, plan, outputs) -> None:

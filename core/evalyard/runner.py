@@ -219,7 +219,8 @@ def prepare_generator(name: str, config: dict[str, Any], registry: Registry) -> 
     return PreparedGenerator(generator, entry)
 
 
-def check_cases(suite: Suite, prepared: list[PreparedScorer], generator: PreparedGenerator | None = None) -> None:
+def check_cases(suite: Suite, prepared: list[PreparedScorer], generator: PreparedGenerator | None = None,
+                media: Any = None) -> None:
     """One streaming pass over the suite's cases before anything is stored: every record parses
     (the reader raises on a bad one), ids are unique, every case has the fields the selected
     scorers (and the generator) require, and the suite's version and size are computed on the way.
@@ -227,7 +228,8 @@ def check_cases(suite: Suite, prepared: list[PreparedScorer], generator: Prepare
 
     Errors come in the order a whole-file load gave them: a bad record first, then a duplicate
     id, then a missing field; each names the file, the line and the field. A missing candidate
-    is fine when a generator will fill it."""
+    is fine when a generator will fill it. ``media``: the run's ``MediaGate``, which refuses a case
+    whose media the run's model under test or a judge would not see (the first such case)."""
     from array import array
 
     from .suite import add_to_version, version_digest
@@ -246,6 +248,11 @@ def check_cases(suite: Suite, prepared: list[PreparedScorer], generator: Prepare
         count += 1
         id_hashes.append(hash(case.id))
         add_to_version(digest, case)
+        if media is not None and missing is None and (case.input_parts is not None or case.messages):
+            try:
+                media.check(case, origin)
+            except InputError as exc:
+                missing = exc
         if missing is None:
             for who, fields in requirements:
                 absent = next((f for f in fields if not case.has(f)), None)

@@ -62,6 +62,7 @@ class Runtime:
             from .models import SQLCache
 
             self._models.cache = SQLCache(store.engine)
+            self._models.media_reader = store.media
             if self._models.batch is not None:
                 self._models.batch.engine = store.engine
 
@@ -186,6 +187,8 @@ class Runtime:
                                       settings=settings, usage=UsageMeter(max_cost=self.max_cost),
                                       judge_model=self._judge_model, providers=self.model_providers(),
                                       env=self.app.settings.env if self.app is not None else {})
+            if self.store is not None:
+                self._models.media_reader = self.store.media
             if self.batch or any(s.batch for s in settings.values()):
                 from .models.batch import BatchQueue
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 #: The fields of a case: the one list that loaders, suites and scorers' ``requires`` check against.
 #: ``metadata.KEY`` in ``requires`` asks for one metadata key.
 CASE_FIELDS = ("id", "input", "candidate", "reference", "context", "metadata", "messages", "tools",
-               "expected_tool_calls", "retrieved", "relevant", "reference_contexts")
+               "expected_tool_calls", "retrieved", "relevant", "reference_contexts", "input_parts")
 TEXT_FIELDS = ("input", "candidate", "reference")
 #: The optional fields of a case holding a dialogue (checked by ``evalyard.dialogue``): the
 #: OpenAI chat messages, the tool schemas the system had, and the reference tool calls.
@@ -28,8 +28,11 @@ DIALOGUE_FIELDS = ("messages", "tools", "expected_tool_calls")
 #: The optional fields of a case holding a retrieval (checked by ``evalyard.retrieval``): the ranked
 #: passages the system retrieved, the relevant doc ids (with grades), the reference passages.
 RETRIEVAL_FIELDS = ("retrieved", "relevant", "reference_contexts")
+#: The optional field of a case whose input holds media (``evalyard.media``): the input's content
+#: parts, each image or audio part naming its bytes by hash; ``input`` is then their text.
+MEDIA_FIELDS = ("input_parts",)
 #: The optional structured fields, stored together in the case's JSON column only when set.
-STRUCTURED_FIELDS = DIALOGUE_FIELDS + RETRIEVAL_FIELDS
+STRUCTURED_FIELDS = DIALOGUE_FIELDS + RETRIEVAL_FIELDS + MEDIA_FIELDS
 
 #: Keys the platform reads beside a scorer's config (suite files, ``--scorer NAME:key=value``);
 #: no scorer's Config may use them, so a user's ``threshold`` always means the pass threshold.
@@ -61,6 +64,12 @@ class Case:
     relevant: dict[str, int] | None = None
     #: the passages a right answer needs, as texts
     reference_contexts: list[str] | None = None
+    #: the input as OpenAI content parts, when it holds images or audio (``evalyard.media``): text
+    #: parts, and media parts naming their bytes by sha256; ``input`` is the text parts joined
+    input_parts: list[dict[str, Any]] | None = None
+    #: the bytes of the case's media by sha256, from reading its file until the store keeps them
+    #: once (never stored with the case, never compared): ``evalyard.media.Media`` values
+    media: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def has(self, name: str) -> bool:
         """Whether the case carries the field ``name`` (``metadata.KEY`` for metadata keys).
@@ -273,6 +282,18 @@ class Scorer:
         async scorer is then estimated from its earlier results, any other is taken to call no model."""
         return None
 
+    def media_inputs(self) -> tuple[str, ...]:
+        """The kinds of a case's media (``"image"``, ``"audio"``) this scorer places in the requests
+        it sends its models. The default, none: a scorer that calls a model (``media_models``) is
+        then refused, before any call, on a case holding media, since its model would judge a
+        text stand-in. A multimodal judge (a template that places the media) names what it places."""
+        return ()
+
+    def media_models(self) -> list[str]:
+        """The models this scorer sends requests to: by default its judges' (the ``Judge``
+        attributes it keeps). A model-calling scorer that keeps no judge overrides it."""
+        return _judge_models(self)
+
     def aggregate(self, scores: list[Score]) -> dict[str, float]:
         """Corpus-level metrics over all of a run's scores for this scorer (errors included,
         with ``error`` set). Return metric name -> number; the default has none."""
@@ -358,6 +379,16 @@ class Generator:
         """As ``Scorer.planned_requests``: the calls generating for ``case`` would make, or None."""
         return None
 
+    def media_inputs(self) -> tuple[str, ...]:
+        """The kinds of a case's media (``"image"``, ``"audio"``) this generator passes on to the
+        system under test. The default, none: a case holding media that this generator would
+        fill is refused before any call, rather than its system answering a text stand-in."""
+        return ()
+
+    def media_models(self) -> list[str]:
+        """The models the media are sent to (each must take them): by default its judges'."""
+        return _judge_models(self)
+
     def generate(self, case: Case) -> "str | Generation":
         raise NotImplementedError(f"{type(self).__name__} implements neither generate() nor agenerate()")
 
@@ -376,6 +407,13 @@ class Fingerprinted:
 
     def fingerprint(self) -> dict[str, Any]:
         raise NotImplementedError
+
+
+def _judge_models(owner: Any) -> list[str]:
+    """The models of the judges ``owner`` keeps as attributes, in attribute order, once each."""
+    models = [getattr(value, "model", None) for _, value in sorted(vars(owner).items())
+              if isinstance(value, Fingerprinted)]
+    return list(dict.fromkeys(m for m in models if m))
 
 
 def judges_fingerprint(owner: Any) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from .suite import CALIBRATED, ScorerSpec, Suite
 SUITE_KEYS = ("name", "description", "data", "format", "cases", "fields", "scorers", "thresholds", "models",
               "prompts", "executor", "cluster", "matrix", "epochs", "reducer", "generator", "extract", "qrels")
 MODEL_KEYS = ("api_base", "api_key_env", "params", "concurrency", "rpm", "timeout", "batch", "batch_poll_s",
-              "supports_schema", "supports_logprobs")
+              "supports_schema", "supports_logprobs", "supports_vision", "supports_audio_input")
 
 #: Keys people try that mean something else here: refused with the reason instead of ignored.
 REFUSED_SUITE_KEYS = {
@@ -568,6 +568,8 @@ def _model_settings_schema() -> type:
         timeout: Optional[float] = Field(default=None, gt=0)
         supports_schema: Optional[bool] = None
         supports_logprobs: Optional[bool] = None
+        supports_vision: Optional[bool] = None
+        supports_audio_input: Optional[bool] = None
         batch: Optional[bool] = None
         batch_poll_s: Optional[float] = Field(default=None, gt=0)
 

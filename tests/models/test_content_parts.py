@@ -1,8 +1,7 @@
-"""Content parts at the door: a message's content may be a list of text parts; an image, audio or
-file part is refused before anything runs (one line naming file, line and field, exit 2,
-nothing stored, no model called), never read as its text alone. Before this check, a case whose
-user message held an image was sent to the model under test as the question without the image,
-and the run reported a score."""
+"""Content parts at the door: a message's content may be a list of text, image and audio parts
+(the media read and checked by ``evalyard.media``: tests/models/test_media.py sends them on); a
+bad media part, a file part or an unknown one is refused before anything runs (one line naming
+file, line and field, exit 2, nothing stored, no model called), never read as its text alone."""
 
 from __future__ import annotations
 
@@ -23,8 +22,12 @@ AUDIO = {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "w
 TEXT = {"type": "text", "text": "What is in the image?"}
 
 REFUSED = {
-    "image part": ([TEXT, IMAGE], "messages[0].content[1].type", "a content part of type 'image_url'"),
-    "audio part": ([AUDIO, TEXT], "messages[0].content[0].type", "a content part of type 'input_audio'"),
+    "a PNG signature and nothing else": ([TEXT, IMAGE], "messages[0].content[1].image_url.url",
+                                         "a corrupt PNG image"),
+    "RIFF and nothing else": ([AUDIO, TEXT], "messages[0].content[0].input_audio.data",
+                              "expected audio (WAV, MP3 or FLAC), but the bytes are none of them"),
+    "file part": ([TEXT, {"type": "file", "file": {"file_id": "f"}}], "messages[0].content[1].type",
+                  "a content part of type 'file'"),
     "unknown part": ([{"type": "video"}], "messages[0].content[0].type", "unknown content part type 'video'"),
     "part without a type": ([{"text": "hi"}], "messages[0].content[0].type", "unknown content part type None"),
     "text part without text": ([{"type": "text"}], "messages[0].content[0].text", "expected the part's text"),

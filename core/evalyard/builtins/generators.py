@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, InputError
 from ..hookspecs import hookimpl
+from ..media import MEDIA_KINDS
 from ..scoring import Case, Generation, Generator
 
 if TYPE_CHECKING:
@@ -61,12 +62,20 @@ class ModelGenerator(Generator):
             template = self.runtime.prompts.get(self.config.prompt)
             messages = template.render_plain(case).messages  # exactly the user's prompt: no judge's guard
             details.update(template=template.name, template_hash=template.hash)
-        else:
-            messages = [{"role": "user", "content": case.input}]
+        else:  # the case's input, with its images and audio (named by hash: the layer puts the bytes in)
+            messages = [{"role": "user", "content": user_content(case)}]
         params: dict[str, Any] = {"temperature": self.config.temperature}
         if self.config.max_tokens is not None:
             params["max_tokens"] = self.config.max_tokens
         return messages, params, details
+
+    def media_inputs(self) -> tuple[str, ...]:
+        # A template renders text: the case's media have no place in it yet (a template field
+        # that places them is the hook for that), so only the plain input carries them.
+        return () if self.config.prompt else ("image", "audio")
+
+    def media_models(self) -> list[str]:
+        return [self.config.model] if self.config.model else []
 
     def planned_requests(self, case: Case) -> list[Any]:
         """The one request ``agenerate`` sends for ``case``, not sent (``run --plan``)."""
@@ -82,6 +91,21 @@ class ModelGenerator(Generator):
         details.update(cached=completion.cached, latency_ms=completion.latency_ms)
         return Generation(text=completion.text, details=details,
                           usage={**completion.usage.to_dict(), "cache_hits": int(completion.cached)})
+
+
+def user_content(case: Case) -> Any:
+    """What the model under test is asked: the case's input parts when its input holds media, else
+    the last user message's parts when they do, else the input's text."""
+    if case.input_parts is not None:
+        return case.input_parts
+    for message in reversed(case.messages or ()):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in MEDIA_KINDS
+                                                 for p in content):
+                return content
+            break
+    return case.input
 
 
 @hookimpl

@@ -115,6 +115,9 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
 @click.option("--qrels", type=click.Path(dir_okay=False), metavar="FILE",
               help="Relevance judgements for retrieval scorers: TREC qrels (qid iteration docid grade) or, for a "
                    ".json file, {qid: {docid: grade}}; each case gets its own as `relevant`, by its id.")
+@click.option("--allow-remote-media", is_flag=True,
+              help="Pass images given by http(s) URL in the cases on to the models (the provider fetches them); "
+                   "without it such a case is refused, so a run never reaches the network by surprise.")
 @click.option("--output", "outputs", multiple=True, metavar="NAME[=TARGET]",
               help="After the run, also write it with this output format (repeatable): jsonl, csv, parquet, junit, "
                    "otel, html, markdown or a plugin's (`evalyard plugins`); TARGET is a file (default evalyard-RUN_ID.EXT) "
@@ -123,7 +126,7 @@ def _parse_generator(text: str | None) -> tuple[str | None, dict[str, str]]:
 def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurrency, executor, data_format, fields,
         generator, max_errors, name, junit_path, judge_model, gen_models, gen_prompts, params, prompts_dirs, batch,
         no_cache, max_cost, run_to_cap, plan_only, verbose, calibrated, otel, cluster, epochs, reducers, extracts,
-        qrels, outputs, db_url):
+        qrels, allow_remote_media, outputs, db_url):
     """Score SUITE (a YAML suite, or a JSONL/JSON/CSV data file) and keep the run.
 
     Exit codes: 0 ok; 1 a --fail-under check failed, the share of errors exceeded
@@ -158,6 +161,7 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
         fail_on_error=fail_on_error, cluster=cluster, outputs=wanted, forecast_only=plan_only, epochs=epochs,
         reducers=[_parse_reducer_option(text) for text in reducers],
         extracts=[_parse_extract_option(text) for text in extracts], qrels=qrels,
+        allow_remote_media=allow_remote_media,
         on_progress=progress.update, on_start=lambda run_id, total: (started.append(run_id), progress.start(total)))
     with results_stream() as out:
         restore_sigterm = terminate_as_interrupt()

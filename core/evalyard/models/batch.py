@@ -151,7 +151,8 @@ class BatchQueue:
     async def _submit(self, model: str, calls: list[tuple[str, _Waiting]]) -> str:
         provider, _, name = model.partition("/")
         lines = "".join(json.dumps({"custom_id": key, "method": "POST", "url": "/v1/chat/completions",
-                                    "body": {"model": name, "messages": w.messages, **w.params}},
+                                    "body": {"model": name, "messages": self.layer.inline_media(w.messages),
+                                             **w.params}},
                                    ensure_ascii=False) + "\n" for key, w in calls)
         connection = self._connection(model)
         uploaded = await self.layer.litellm.acreate_file(file=(f"evalyard-{uuid.uuid4().hex[:8]}.jsonl",

@@ -34,7 +34,8 @@ class ModelSettings:
 
     ``api_key_env`` names the environment variable holding the key, so keys never sit
     in suite files. ``params`` are extra request parameters sent with every call.
-    ``supports_schema`` / ``supports_logprobs`` override what litellm knows (useful for
+    ``supports_schema`` / ``supports_logprobs`` / ``supports_vision`` / ``supports_audio_input``
+    override what litellm knows (useful for
     ``openai/<name>`` on a local server, which litellm cannot look up). ``batch`` sends this
     model's calls as provider batch jobs (``run --batch`` does it for every model that can);
     ``batch_poll_s`` is how often a job is polled.
@@ -48,6 +49,8 @@ class ModelSettings:
     timeout: float | None = None
     supports_schema: bool | None = None
     supports_logprobs: bool | None = None
+    supports_vision: bool | None = None
+    supports_audio_input: bool | None = None
     batch: bool | None = None
     batch_poll_s: float | None = None
 
@@ -116,6 +119,10 @@ class ModelLayer:
         #: calls in flight by cache key: an identical request made meanwhile waits for that call
         #: instead of sending its own (``_coalesced``)
         self._in_flight: dict[str, _InFlight] = {}
+        #: sha256 -> (type, bytes) of a case's media: the run's store (``Store.media``), set with
+        #: its cache. Requests name media by hash (so keys stay small and fixed); the bytes are put
+        #: in only as a request is sent (``evalyard.media.inline``).
+        self.media_reader: Callable[[str], tuple[str, bytes]] | None = None
 
     # -- configuration -------------------------------------------------------
     def settings_for(self, model: str) -> ModelSettings:
@@ -137,6 +144,7 @@ class ModelLayer:
         another application but not in this one (its plugin blocked) is refused."""
         from .providers import calling, dispatched, install
 
+        messages = self.inline_media(messages)
         prefix = model.split("/", 1)[0]
         if "/" in model and prefix in self.providers:
             install(self.litellm, prefix)
@@ -146,6 +154,18 @@ class ModelLayer:
                                  retryable=False)
         with calling(self.providers):
             return await self.litellm.acompletion(model=model, messages=messages, **kwargs)
+
+    def inline_media(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages with the bytes of the media they name by hash, as a provider takes them."""
+        from ..media import inline, references
+
+        if self.media_reader is None:
+            missing = next(references(messages), None)
+            if missing is not None:
+                raise ModelCallError(f"media {missing[:12]} named, but this model layer has no store to read "
+                                     "it from", model="", status=None, attempts=0, retryable=False)
+            return messages
+        return inline(messages, self.media_reader)
 
     def limit_for(self, model: str) -> AdaptiveLimit:
         limit = self._limits.get(model)
@@ -189,6 +209,20 @@ class ModelLayer:
             return declared
         return supports_logprobs(self.litellm, model)
 
+    def takes_media(self, model: str, kind: str) -> bool:
+        """Whether ``model`` takes ``kind`` of media ("image", "audio") in its requests: the model's
+        settings (``supports_vision``, ``supports_audio_input``), else its provider's declared
+        capabilities (one of ours), else litellm's model map."""
+        from .providers import supports_media
+
+        key = "supports_vision" if kind == "image" else "supports_audio_input"
+        declared = getattr(self.settings_for(model), key)
+        if declared is None and self.provider_of(model) is not None:
+            declared = bool(self.capabilities(model).get(key))
+        if declared is not None:
+            return bool(declared)
+        return supports_media(self.litellm, model, kind)
+
     def reasons_by_default(self, model: str) -> bool:
         """Whether judges ask this model for reasoning before its answer when a scorer does not say:
         yes, unless the model's provider says it answers better without (small local models)."""
@@ -224,7 +258,11 @@ class ModelLayer:
 
     def planned(self, model: str, messages: list[dict[str, Any]], *, params: dict[str, Any] | None = None,
                 sample: int = 0, logprobs: int | None = None, answer: str = "text") -> PlannedRequest:
-        """The request :meth:`complete` would send, with its cache key, without sending it."""
+        """The request :meth:`complete` would send, with its cache key, without sending it. A
+        case's media parts are named by their hash (``evalyard.media.request_messages``)."""
+        from ..media import request_messages
+
+        messages = request_messages(messages)
         sent = self.request_params(model, params, logprobs)
         return PlannedRequest(model, messages, sent, sample, cache_key(model, messages, sent, sample, _epoch()),
                               answer=answer)
@@ -250,7 +288,7 @@ class ModelLayer:
         when the run's ``max_cost`` is reached before the call would start.
         """
         planned = self.planned(model, messages, params=params, sample=sample, logprobs=logprobs)
-        sent, key = planned.params, planned.key
+        sent, key, messages = planned.params, planned.key, planned.messages
         inputs = key_inputs(model, messages, sent, sample, _epoch())
         if self.use_cache and not no_cache:
             record = await self._cache_get(key)

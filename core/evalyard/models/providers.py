@@ -166,6 +166,16 @@ def supports_response_schema(litellm: Any, model: str) -> bool:
         return False
 
 
+def supports_media(litellm: Any, model: str, kind: str) -> bool:
+    """Whether litellm's model map says ``model`` takes images (``supports_vision``) or audio
+    input (``supports_audio_input``); False for a model it does not know."""
+    ask = litellm.supports_vision if kind == "image" else litellm.supports_audio_input
+    try:
+        return bool(ask(model=model))
+    except Exception:
+        return False
+
+
 def supports_logprobs(litellm: Any, model: str) -> bool | None:
     """Whether litellm passes ``logprobs`` for this model; None when it cannot tell."""
     return supports_param(litellm, model, "logprobs")

@@ -21,8 +21,8 @@ from ..errors import EvalyardError, UnknownNameError
 from ..retrieval import generated_context
 from ..scoring import STRUCTURED_FIELDS, Case, Score
 from ..suite import Suite
-from .models import (CalibrationRow, CandidateRow, CaseRow, LabelRow, ModelCallRow, ResultRow, RunRow, SuiteRow,
-                     utcnow)
+from .models import (CalibrationRow, CandidateRow, CaseRow, LabelRow, MediaRow, ModelCallRow, ResultRow, RunRow,
+                     SuiteRow, utcnow)
 
 __all__ = ["Store", "CalibrationRow", "CandidateRow", "CaseRow", "ModelCallRow", "ResultRow", "RunRow", "SuiteRow"]
 
@@ -162,7 +162,7 @@ def _set_wal(cursor) -> None:
 
 #: The newest migration's revision id (a test checks it against the migration scripts).
 #: Knowing it lets an up-to-date database open without importing Alembic, which is slow to import.
-HEAD_REVISION = "0011_reviews"
+HEAD_REVISION = "0012_media"
 
 #: The PostgreSQL advisory-lock key that processes creating or upgrading evalyard's schema take
 #: in turn: a fixed bigint no other application on the server is likely to use ("evalyard" in
@@ -412,8 +412,10 @@ class Store:
         suite, or a resumed run storing the rest of its cases, all succeed and keep every row once."""
         position = first_position
         for chunk in chunked(pairs, WRITE_CHUNK):
-            case_rows, candidate_rows = [], []
+            case_rows, candidate_rows, media = [], [], {}
             for case, _ in chunk:
+                if case.media:
+                    media.update(case.media)
                 if suite_cases:
                     case_rows.append({"suite_id": suite_id, "position": position, "case_id": case.id,
                                       "input": case.input, "reference": case.reference, "context": case.context,
@@ -422,11 +424,43 @@ class Store:
                     candidate_rows.append({"run_id": run_id, "case_id": case.id, "text": case.candidate})
                 position += 1
             with self.engine.begin() as connection:
+                if media:  # with the cases naming them, in their transaction
+                    self._store_media(connection, media)
                 if case_rows:
                     insert_ignoring_duplicates(connection, CaseRow.__table__, case_rows, ("suite_id", "case_id"))
                 if candidate_rows:
                     insert_ignoring_duplicates(connection, CandidateRow.__table__, candidate_rows,
                                                ("run_id", "case_id"))
+
+    @staticmethod
+    def _store_media(connection: Connection, media: dict[str, Any]) -> None:
+        """Media not stored yet (``evalyard.media.Media`` by sha256): each once, whatever number of
+        cases, suites and runs name it. The hashes already there are asked first, so the bytes of
+        media seen before are not even sent to the database again."""
+        table = MediaRow.__table__
+        known = set()
+        hashes = sorted(media)
+        for start in range(0, len(hashes), 500):
+            known.update(connection.execute(select(table.c.sha256).where(
+                table.c.sha256.in_(hashes[start:start + 500]))).scalars())
+        now = utcnow()
+        rows = [{"sha256": sha, "media_type": m.type, "size": len(m.data), "data": m.data, "created_at": now}
+                for sha, m in media.items() if sha not in known]
+        insert_ignoring_duplicates(connection, table, rows, ("sha256",))
+
+    def media(self, sha256: str) -> tuple[str, bytes]:
+        """(type, bytes) of stored media; EvalyardError when the store has none by that hash."""
+        table = MediaRow.__table__
+        with self.engine.connect() as connection:
+            row = connection.execute(select(table.c.media_type, table.c.data).where(table.c.sha256 == sha256)).first()
+        if row is None:
+            raise EvalyardError(f"no media with sha256 {sha256} in the database (its case was not stored)")
+        return row[0], bytes(row[1])
+
+    def media_bytes(self) -> int:
+        """The bytes of every stored media (what a run over media seen before does not add to)."""
+        with self.engine.connect() as connection:
+            return connection.execute(select(func.coalesce(func.sum(MediaRow.__table__.c.size), 0))).scalar_one()
 
     def suite_id(self, name: str, version: str, *, description: str = "", source: str = "",
                  case_count: int = 0) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, Index, LargeBinary, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -45,6 +45,22 @@ class CaseRow(SQLModel, table=True):
     #: a conversation case's ``messages``, ``tools`` and ``expected_tool_calls`` (the keys it has);
     #: NULL for the single-answer cases, so they cost nothing here
     dialogue: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
+
+
+class MediaRow(SQLModel, table=True):
+    """The bytes of one image or audio clip, once however many cases, suites and runs name it:
+    keyed by their sha256, which cases' content parts and requests hold instead of the bytes.
+    A table rather than files beside the database: PostgreSQL has no "beside", a row is written
+    in the same transaction as the cases naming it, and a copied or backed-up database keeps
+    its media."""
+
+    __tablename__ = "media"
+
+    sha256: str = Field(primary_key=True)
+    media_type: str
+    size: int
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
 
 
 class RunRow(SQLModel, table=True):
