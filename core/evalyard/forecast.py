@@ -89,6 +89,9 @@ class ModelTally:
     #: calls repeating an earlier request of the same run (answered by the cache by then)
     repeats: int = 0
     repeat_input: int = 0
+    #: images counted into ``counted_input`` by litellm's image tokens; media it cannot count
+    media_counted: int = 0
+    media_unknown: int = 0
     #: the parameters of its requests (one scorer's requests share them), to find similar calls
     signature: str | None = None
     output_bases: set = field(default_factory=set)
@@ -132,6 +135,8 @@ class Forecaster:
         self.sample_cases: list[Any] = []
         self._answer_words: float | None = None
         self._seen: set[int] = set()
+        #: sha256 -> what the cases of the pending requests say of their media (kind, size in pixels)
+        self._media: dict[str, dict[str, Any]] = {}
         #: model -> what timing its requests on a local engine found (seconds, token ratio, cost)
         self._probes: dict[str, dict[str, Any]] = {}
 
@@ -178,6 +183,9 @@ class Forecaster:
         import dataclasses
 
         answers: dict[tuple[str, int | None], str | None] = {}
+        for case, _, _ in window:  # the size of each image, which its request names by hash only
+            if case.input_parts is not None or case.messages:
+                self._media.update(media_of(case))
         if self.generation is not None:
             wanted = []
             for case, _, generate in window:
@@ -240,6 +248,7 @@ class Forecaster:
         found = self._lookup([r.key for tally, r in pending if tally is not None])
         for tally, request in pending:
             self._count(tally, request, found.get(request.key))
+        self._media.clear()
 
     def _add(self, line: Line, request: Any, record: dict[str, Any] | None) -> None:
         self._count(line.tally(request.model), request, record)
@@ -256,7 +265,7 @@ class Forecaster:
         if tally.signature is None:
             tally.signature = _signature(request.params)
         if tally.counted_requests < EXACT_TOKEN_REQUESTS:
-            tokens_in = self.count_tokens(request.model, request.messages)
+            tokens_in = self.count_tokens(request.model, request.messages) + self._media_tokens(tally, request)
             tally.counted_requests += 1
             tally.counted_chars += chars
         else:
@@ -326,6 +335,28 @@ class Forecaster:
         litellm = self.layer.litellm
         plain = [{"role": m.get("role", "user"), "content": _text(m.get("content"))} for m in messages]
         return int(litellm.token_counter(model=name or "", messages=plain))
+
+    def _media_tokens(self, tally: ModelTally, request: Any) -> int:
+        """The input tokens of the request's images where litellm says how (OpenAI models: its image
+        token rule, from the image's size and ``detail``); each other image or audio clip is
+        counted in ``media_unknown`` and left out, never guessed."""
+        from .media import REF
+
+        tokens = 0
+        for message in request.messages:
+            content = message.get("content")
+            for part in content if isinstance(content, list) else ():
+                body = part.get("image_url") or part.get("input_audio") if isinstance(part, dict) else None
+                ref = body.get("url") or body.get("data") if isinstance(body, dict) else None
+                if not isinstance(ref, str) or not ref.startswith(REF):
+                    continue
+                info = self._media.get(ref[len(REF):]) or {}
+                if part["type"] != "image_url" or not info.get("width") or self.tokenizer(request.model)[0] is None:
+                    tally.media_unknown += 1
+                    continue
+                tokens += image_tokens(self.layer.litellm, info["width"], info["height"], body.get("detail") or "auto")
+                tally.media_counted += 1
+        return tokens
 
     def token_ratio(self, model: str, signature: str | None = None) -> tuple[float, str]:
         """How the provider's recorded prompt tokens compare with the tokenizer's count of the same
@@ -592,6 +623,11 @@ class Forecaster:
                 input_basis += f"; past {EXACT_TOKEN_REQUESTS} requests, by characters"
             if tally.hit_input:
                 input_basis += "; cache hits as recorded"
+            if tally.media_counted:
+                input_basis += f"; {tally.media_counted} images by litellm's image token rule"
+            if tally.media_unknown:
+                input_basis += (f"; {tally.media_unknown} images or audio clips unknown (litellm counts images "
+                                "for OpenAI models only), not included")
             calls_basis = "exact" if not tally.estimated_calls else (
                 f"estimate: {tally.estimated_calls} calls depend on answers not known yet "
                 "(a candidate still to generate, or a multi-step scorer)")
@@ -602,7 +638,7 @@ class Forecaster:
                 "model": model, "calls": tally.calls, "cache_hits": tally.cache_hits,
                 "calls_basis": calls_basis,
                 "input_tokens": round(tally.hit_input + tally.repeat_input * ratio + fresh_in),
-                "input_basis": input_basis,
+                "input_basis": input_basis, "media_tokens_unknown": tally.media_unknown,
                 "output_tokens": round(tally.hit_output + tally.output),
                 "output_basis": "; ".join(sorted(tally.output_bases)) or "cache hits as recorded",
                 "cost": cost, "cost_basis": cost_basis, "batch_cost": batch_cost, "batch_cost_basis": batch_basis,
@@ -635,6 +671,27 @@ def _totals(lines: list[dict[str, Any]]) -> dict[str, Any]:
         line["seconds"] is None and not line["models"] for line in lines)
     total["seconds"] = None if missing else sum(times)
     return total
+
+
+def media_of(case: Any) -> dict[str, dict[str, Any]]:
+    """sha256 -> the case's record of that media (its kind, an image's width and height)."""
+    from .media import parts_of
+
+    return {part["media"]["sha256"]: part["media"] for _, part in parts_of(case)
+            if (part.get("media") or {}).get("sha256")}
+
+
+def image_tokens(litellm: Any, width: int, height: int, detail: str) -> int:
+    """An image's input tokens as litellm counts them for OpenAI models (its ``calculate_img_tokens``:
+    85 for ``low`` and ``auto``, 85 plus 170 a 512-pixel tile of the resized image for ``high``),
+    from the size read at the door: the bytes are not needed."""
+    from litellm.litellm_core_utils import token_counter as counting
+
+    base = 85
+    if detail != "high":
+        return counting.calculate_img_tokens("", mode=detail, base_tokens=base)
+    resized = counting.resize_image_high_res(width=width, height=height)
+    return base + base * 2 * counting.calculate_tiles_needed(*resized)
 
 
 def _signature(params: dict[str, Any]) -> str:

@@ -349,3 +349,44 @@ def test_any_bytes_through_any_door_load_or_fail_in_one_line(app, tmp_path_facto
     else:
         assert result.exit_code in (0, 1), result.output
         assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_plan_counts_image_tokens_as_litellm_does_and_says_unknown_otherwise(app, tmp_path, fake_server):
+    """--plan: an OpenAI model's image tokens are litellm's count of the very image (its
+    calculate_img_tokens on the data URI, detail high: tiles of the resized image); a model
+    litellm has no tokenizer for leaves them out and says how many are unknown."""
+    from evalyard.models.providers import load_litellm
+    from litellm.litellm_core_utils.token_counter import calculate_img_tokens
+
+    image = png(size=(1500, 700))
+    write_bytes(tmp_path / "wide.png", image)
+    server = fake_server(reply="x")
+    question = {"type": "text", "text": "Describe the picture."}
+    _, suite = media_suite(tmp_path, server, [
+        {"id": "p", "input": [question, {"type": "image_url", "image_url": {"url": "wide.png", "detail": "high"}}]},
+        {"id": "t", "input": [question]}], models=("openai/gpt-4o", "openai/vision"))
+
+    def plan(model):
+        result = invoke(app, "run", suite, "-m", model, "-s", "json_valid", "--plan", "--json")
+        assert result.exit_code == 0, result.output
+        (entry,) = [line for line in json.loads(result.stdout)["plan"]["lines"] if line["kind"] == "generator"][0]["models"]
+        return entry
+
+    counted = plan("openai/gpt-4o")
+    load_litellm()
+    expected = calculate_img_tokens("data:image/png;base64," + b64(image), mode="high")
+    text_only = 2 * plan_text_tokens(app, tmp_path, server, question)
+    assert counted["input_tokens"] == text_only + expected and expected > 85
+    assert "1 images by litellm's image token rule" in counted["input_basis"]
+    unknown = plan("openai/vision")
+    assert unknown["media_tokens_unknown"] == 1 and "1 images or audio clips unknown" in unknown["input_basis"]
+    assert server.stats.requests == 0
+
+
+def plan_text_tokens(app, tmp_path, server, question) -> int:
+    """The plan's input tokens of one generation asking ``question`` alone."""
+    other = tmp_path / "text"
+    _, suite = media_suite(other, server, [{"id": "t", "input": [question]}], models=("openai/gpt-4o",))
+    result = invoke(app, "run", suite, "-m", "openai/gpt-4o", "-s", "json_valid", "--plan", "--json")
+    return [line for line in json.loads(result.stdout)["plan"]["lines"] if line["kind"] == "generator"][0]["models"][0][
+        "input_tokens"]
