@@ -104,3 +104,26 @@ def test_head_revision_constant_matches_migration_scripts():
     config = Config()
     config.set_main_option("script_location", str(Path(store_module.__file__).parent.parent / "migrations"))
     assert ScriptDirectory.from_config(config).get_current_head() == store_module.HEAD_REVISION
+
+
+def test_a_summary_does_not_depend_on_the_order_results_were_stored(db_url):
+    """Results land in the order their batches finish, which scheduling decides; the same values
+    must give the same mean and interval whatever that order (the bootstrap is seeded, and it
+    resamples positions, so it reads the results by case id)."""
+    import random
+
+    store = Store(db_url)
+    suite = make_suite(n=40)
+    suite_id = store.ensure_suite(suite)
+    rng = random.Random(5)
+    values = [rng.random() for _ in range(40)]
+    rows = [{"case_id": f"c{i}", "scorer": "x", "value": v, "label": None, "passed": None, "details": None,
+             "error": None, "usage": None, "duration_ms": 1.0} for i, v in enumerate(values)]
+    summaries = []
+    for order in (rows, rows[::-1], random.Random(1).sample(rows, len(rows))):
+        run_id = store.create_run(suite_id, suite.cases, name="r", scorers=[{"name": "x"}], versions={}, source="t")
+        for row in order:
+            store.write_results(run_id, [row])
+        summaries.append(store.summary(run_id, "x"))
+    assert summaries[0]["ci95"] == summaries[1]["ci95"] == summaries[2]["ci95"]
+    assert summaries[0]["mean"] == pytest.approx(sum(values) / 40)

@@ -655,17 +655,19 @@ class Store:
         """One scorer's results as Scores (what ``Scorer.aggregate`` receives), in order."""
         query = (select(ResultRow.value, ResultRow.label, ResultRow.passed, ResultRow.details, ResultRow.error,
                         ResultRow.usage)
-                 .where(ResultRow.run_id == run_id, ResultRow.scorer == scorer).order_by(ResultRow.id))
+                 .where(ResultRow.run_id == run_id, ResultRow.scorer == scorer).order_by(ResultRow.case_id))
         with Session(self.engine) as session:
             return [Score(value=v, label=lb, passed=p, details=d or {}, error=e, usage=u)
                     for v, lb, p, d, e, u in session.execute(query).all()]
 
     def outcomes(self, run_id: str, scorer: str) -> Iterator[Any]:
-        """(value, label, passed, error) of one scorer's results, in order: what a summary needs,
+        """(value, label, passed, error) of one scorer's results, by case id: what a summary needs,
         streamed (plain rows from a column select, fetched in chunks: no ORM objects, no decoding
-        of details, no list of a million rows)."""
+        of details, no list of a million rows). By case id, not by insertion: results are stored
+        in the order their batches finish, and the seeded bootstrap resamples positions, so in
+        insertion order the same values gave another interval from one run to the next."""
         query = (select(ResultRow.value, ResultRow.label, ResultRow.passed, ResultRow.error)
-                 .where(ResultRow.run_id == run_id, ResultRow.scorer == scorer).order_by(ResultRow.id))
+                 .where(ResultRow.run_id == run_id, ResultRow.scorer == scorer).order_by(ResultRow.case_id))
         with self.engine.connect() as connection:
             yield from connection.execution_options(yield_per=10_000).execute(query)
 
