@@ -160,31 +160,81 @@ def load_run_json(path: str | Path, field_map: dict[str, str] | None = None) -> 
     return cases, [f"{path}:1"] * len(cases)
 
 
-def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
-    """Qrels as ``{qid: {docid: grade}}``: TREC's four columns, or JSON for a ``.json`` file."""
-    path = str(path)
-    qrels: dict[str, dict[str, int]] = {}
-    if path.lower().endswith(".json"):
-        for qid, docs in _json_file(path).items():
+class Qrels:
+    """The judgements of a qrels file, looked up by query id: ``qrels.get(qid)`` -> ``{docid: grade}``
+    or None. A TREC qrels file is read once into a SQLite file of its own in a temporary folder
+    (removed with this object), so a million judged queries take disk, not memory: the run's
+    memory stays flat whatever the qrels' size. A JSON qrels file is one document, read whole."""
+
+    BATCH = 10_000
+
+    def __init__(self, path: str | Path) -> None:
+        import sqlite3
+        import tempfile
+        import weakref
+
+        self.path = str(path)
+        self._json: dict[str, dict[str, int]] | None = None
+        self._folder = tempfile.TemporaryDirectory(prefix="evalyard-qrels-")
+        weakref.finalize(self, self._folder.cleanup)
+        self._db = sqlite3.connect(str(Path(self._folder.name) / "qrels.db"), check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=OFF")
+        self._db.execute("PRAGMA synchronous=OFF")
+        self._db.execute("CREATE TABLE judged (qid TEXT, doc TEXT, grade INTEGER, line INTEGER)")
+        weakref.finalize(self, self._db.close)
+        if self.path.lower().endswith(".json"):
+            self._json = self._read_json()
+        else:
+            self._read_trec()
+
+    def _read_json(self) -> dict[str, dict[str, int]]:
+        qrels = {}
+        for qid, docs in _json_file(self.path).items():
             if not isinstance(docs, dict):
-                raise InputError("expected an object {docid: grade}", path=path, line=1, field=qid)
-            qrels[qid] = {doc: _grade(grade, path, 1, f"{qid}.{doc}") for doc, grade in docs.items()}
+                raise InputError("expected an object {docid: grade}", path=self.path, line=1, field=qid)
+            qrels[qid] = {doc: _grade(grade, self.path, 1, f"{qid}.{doc}") for doc, grade in docs.items()}
+        if not qrels:
+            raise InputError("no judgements in the file", path=self.path)
         return qrels
-    for number, (qid, _, doc, grade) in _rows(path, QREL_COLUMNS):
-        judged = qrels.setdefault(qid, {})
-        if doc in judged:
-            raise InputError(f"doc id {doc!r} is judged twice for query {qid!r}", path=path, line=number,
-                             field="docid")
-        judged[doc] = _grade(grade, path, number, "grade")
-    if not qrels:
-        raise InputError("no judgements in the file", path=path)
-    return qrels
+
+    def _read_trec(self) -> None:
+        batch: list[tuple[str, str, int, int]] = []
+        for number, (qid, _, doc, grade) in _rows(self.path, QREL_COLUMNS):
+            batch.append((qid, doc, _grade(grade, self.path, number, "grade"), number))
+            if len(batch) >= self.BATCH:
+                self._db.executemany("INSERT INTO judged VALUES (?, ?, ?, ?)", batch)
+                batch.clear()
+        self._db.executemany("INSERT INTO judged VALUES (?, ?, ?, ?)", batch)
+        if self._db.execute("SELECT 1 FROM judged LIMIT 1").fetchone() is None:
+            raise InputError("no judgements in the file", path=self.path)
+        self._db.execute("CREATE INDEX by_query ON judged (qid, doc, line)")
+        # a document judged twice for one query: the first line that repeats one is named
+        twice = self._db.execute(
+            "SELECT a.qid, a.doc, MIN(b.line) AS again FROM judged a JOIN judged b ON a.qid = b.qid "
+            "AND a.doc = b.doc AND a.line < b.line GROUP BY a.qid, a.doc ORDER BY again LIMIT 1").fetchone()
+        if twice is not None:
+            raise InputError(f"doc id {twice[1]!r} is judged twice for query {twice[0]!r}", path=self.path,
+                             line=twice[2], field="docid")
+
+    def get(self, qid: str) -> dict[str, int] | None:
+        if self._json is not None:
+            found = self._json.get(qid)
+            return dict(found) if found is not None else None
+        rows = self._db.execute("SELECT doc, grade FROM judged WHERE qid = ? ORDER BY line", (qid,)).fetchall()
+        return dict(rows) if rows else None
 
 
-def with_qrels(cases: Iterator[tuple[Case, str]], qrels: dict[str, dict[str, int]]) -> Iterator[tuple[Case, str]]:
+def read_qrels(path: str | Path) -> Qrels:
+    """The judgements of a qrels file: TREC's four columns, or JSON for a ``.json`` file."""
+    return Qrels(path)
+
+
+def with_qrels(cases: Iterator[tuple[Case, str]], qrels: Qrels) -> Iterator[tuple[Case, str]]:
     """Each case with its judgements as ``relevant`` (a case that has its own keeps them); a case
     the qrels do not judge keeps none, and a scorer that needs them refuses it by name."""
     for case, origin in cases:
-        if case.relevant is None and case.id in qrels:
-            case.relevant = dict(qrels[case.id])
+        if case.relevant is None:
+            judged = qrels.get(case.id)
+            if judged is not None:
+                case.relevant = judged
         yield case, origin
