@@ -25,7 +25,7 @@ ROW_GROUP = 100_000
 FORMATS = ("jsonl", "csv", "parquet")
 
 #: Columns held as JSON (text in CSV and Parquet).
-JSON_COLUMNS = ("details",)
+JSON_COLUMNS = ("details", "media")
 
 
 class ParquetMissing(RuntimeError):
@@ -41,6 +41,8 @@ def write_jsonl(rows: Iterable[Any], handle: IO[str], columns: Sequence[str] = E
 
 
 def _csv_cell(column: str, item: Any) -> str:
+    if column == "media" and item is None:
+        return ""
     if column in JSON_COLUMNS:
         return json.dumps(item, ensure_ascii=False)
     if item is None:
@@ -78,6 +80,7 @@ def parquet_schema(columns: Sequence[str] = EXPORT_COLUMNS):
         "error": pa.field("error", pa.string()),
         "output": pa.field("output", pa.string()),
         "output_error": pa.field("output_error", pa.string()),
+        "media": pa.field("media", pa.string()),  # JSON text: the case's media records, or null
     }
     return pa.schema([fields[column] for column in columns])
 
@@ -103,7 +106,8 @@ def write_parquet(rows: Iterable[Any], sink: Any, row_group: int = ROW_GROUP,
             for array, item in zip(arrays, row):
                 array.append(item)
             for i in as_json:
-                arrays[i][-1] = json.dumps(row[i], ensure_ascii=False)
+                if arrays[i][-1] is not None or columns[i] == "details":
+                    arrays[i][-1] = json.dumps(row[i], ensure_ascii=False)
             count += 1
             if len(arrays[0]) >= row_group:
                 flush(writer)

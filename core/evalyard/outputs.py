@@ -71,7 +71,7 @@ class RunSource:
 
     def rows(self) -> Iterator[tuple]:
         """Every result as a tuple of :attr:`columns` (case_id, scorer, value, label, passed,
-        details, error), in the suite's case order then the run's scorer order, streamed: memory
+        details, error, media: the case's image and audio records or None), in the suite's case order then the run's scorer order, streamed: memory
         stays flat whatever the size of the run. With ``trials``: every trial (case_id, epoch,
         scorer, value, label, passed, details, error, output, output_error), in case order, then
         epoch, then scorer order, streamed the same way."""

@@ -241,12 +241,14 @@ def export_columns_markdown() -> str:
     try:
         from evalyard.exporting import parquet_schema
 
-        types = {field.name: str(field.type) for field in parquet_schema(TRIAL_COLUMNS)}
+        columns = list(dict.fromkeys([*TRIAL_COLUMNS, *EXPORT_COLUMNS]))
+        types = {field.name: str(field.type) for field in parquet_schema(columns)}
     except Exception:  # pyarrow not installed: the JSONL/CSV columns still hold
         types = {}
     out = ["| column | Parquet type | in |", "|---|---|---|"]
-    for column in TRIAL_COLUMNS:
-        where = "every export" if column in EXPORT_COLUMNS else "--trials"
+    for column in dict.fromkeys([*TRIAL_COLUMNS, *EXPORT_COLUMNS]):
+        where = ("every export" if column in TRIAL_COLUMNS else "results (not --trials)") \
+            if column in EXPORT_COLUMNS else "--trials"
         out.append(f"| `{column}` | {types.get(column, '-')} | {where} |")
     return "\n".join(out) + "\n"
 

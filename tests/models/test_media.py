@@ -390,3 +390,32 @@ def plan_text_tokens(app, tmp_path, server, question) -> int:
     result = invoke(app, "run", suite, "-m", "openai/gpt-4o", "-s", "json_valid", "--plan", "--json")
     return [line for line in json.loads(result.stdout)["plan"]["lines"] if line["kind"] == "generator"][0]["models"][0][
         "input_tokens"]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_exports_carry_each_case_media_hash_and_path(app, tmp_path, fmt):
+    image = png((3, 4, 5))
+    write_bytes(tmp_path / "pic.png", image)
+    data = write(tmp_path / "cases.jsonl", json.dumps({
+        "id": "pic", "input": [{"type": "text", "text": "What?"}, {"type": "image_url", "image_url": {"url": "pic.png"}}],
+        "candidate": "{}"}) + "\n" + json.dumps({"id": "plain", "input": "hi", "candidate": "{}"}) + "\n")
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    run_id = json.loads(invoke(app, "run", data, "-s", "json_valid", "--db", db, "--json").stdout)["run_id"]
+    out = tmp_path / f"export.{fmt}"
+    result = invoke(app, "runs", "export", run_id, "--format", fmt, "-o", out, "--db", db)
+    assert result.exit_code == 0, result.output
+    if fmt == "jsonl":
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+    elif fmt == "csv":
+        import csv
+
+        rows = [{**r, "media": json.loads(r["media"]) if r["media"] else None} for r in csv.DictReader(open(out))]
+    else:
+        import pyarrow.parquet as pq
+
+        rows = [{**r, "media": json.loads(r["media"]) if r["media"] else None} for r in pq.read_table(out).to_pylist()]
+    media = {r["case_id"]: r["media"] for r in rows}
+    assert media["plain"] is None
+    (record,) = media["pic"]
+    assert record == {"field": "input[1]", "sha256": sha(image), "type": "image/png", "size": len(image),
+                      "path": "pic.png", "width": 4, "height": 3}

@@ -9,10 +9,12 @@ for a live run, the report of a large run and the dashboard's pages read through
 
 from __future__ import annotations
 
+import json
 import math
+from collections import namedtuple
 from typing import Any, Iterator, Sequence
 
-from sqlalchemy import Integer, and_, case, cast, func, literal, or_, select
+from sqlalchemy import Integer, String, and_, case, cast, func, literal, or_, select, type_coerce
 
 from .models import CandidateRow, CaseRow, ResultRow, TrialOutputRow
 
@@ -21,7 +23,10 @@ from .models import CandidateRow, CaseRow, ResultRow, TrialOutputRow
 CHUNK = 5000
 
 #: What an export line holds, in order (``runs export``'s field order).
-EXPORT_COLUMNS = ("case_id", "scorer", "value", "label", "passed", "details", "error")
+EXPORT_COLUMNS = ("case_id", "scorer", "value", "label", "passed", "details", "error", "media")
+#: An export line: the result's columns, and ``media``, the records of its case's images and audio
+#: (``[{"field", "sha256", "type", "size", "path", ...}]``; None for a case without media).
+ExportRow = namedtuple("ExportRow", EXPORT_COLUMNS)
 
 
 def _scorer_rank(names: Sequence[str], column: Any = ResultRow.scorer):
@@ -42,7 +47,7 @@ def export_rows(store, run) -> Iterator[Any]:
     names = [s["name"] for s in run.scorers or []]
     position = func.coalesce(CaseRow.position, 0)
     query = (
-        select(*(getattr(ResultRow, c) for c in EXPORT_COLUMNS))
+        select(*(getattr(ResultRow, c) for c in EXPORT_COLUMNS[:-1]), type_coerce(CaseRow.dialogue, String))
         .select_from(ResultRow)
         .outerjoin(CaseRow, and_(CaseRow.suite_id == run.suite_id, CaseRow.case_id == ResultRow.case_id))
         .where(ResultRow.run_id == run.id)
@@ -50,7 +55,22 @@ def export_rows(store, run) -> Iterator[Any]:
     )
     with store.engine.connect() as connection:
         result = connection.execution_options(stream_results=True, yield_per=CHUNK).execute(query)
-        yield from result
+        for row in result:
+            yield ExportRow(*row[:-1], media_records(row[-1]))
+
+
+def media_records(dialogue: str | None) -> list[dict[str, Any]] | None:
+    """The media records of a case's stored ``dialogue`` column (JSON text): each media part's
+    ``media`` with the field it is in; None when the case has none (most: decoded only then)."""
+    if not dialogue or '"media"' not in dialogue:
+        return None
+    from ..media import parts_of
+    from ..scoring import Case
+
+    fields = json.loads(dialogue)
+    case_ = Case(id="", input_parts=fields.get("input_parts"), messages=fields.get("messages"))
+    records = [{"field": field, **part["media"]} for field, part in parts_of(case_) if part.get("media")]
+    return records or None
 
 
 # -- statistics -----------------------------------------------------------------------------------
