@@ -133,8 +133,12 @@ def _b64(text: str, what: str) -> bytes:
 
 def read_file(path: Path) -> bytes:
     try:
+        size = path.stat().st_size
+        if size > max(MAX_IMAGE_BYTES, MAX_AUDIO_BYTES):  # not read at all: too large for either
+            raise MediaError(f"a file of {size / 2**20:.1f} MB, over the caps ({MAX_IMAGE_BYTES // 2**20} MB for an "
+                             f"image, {MAX_AUDIO_BYTES // 2**20} MB for audio)")
         with open(path, "rb") as handle:
-            return handle.read(MAX_AUDIO_BYTES + 1)  # a larger file is refused whatever it is
+            return handle.read()
     except OSError as exc:
         raise MediaError(f"cannot read media file {str(path)!r}: {exc.strerror or exc}") from None
 
@@ -219,6 +223,9 @@ def _image_source(value: Any, base: Path) -> tuple[bytes, str | None, str, str |
     if value.startswith("data:"):
         declared, data = decode_data_uri(value)
         return data, declared, "by the data URI", None
+    if value.startswith(REF):
+        raise MediaError(f"{value[:30]}... names bytes kept in a database, not a file: give the file's path or a "
+                         "data: URI")
     if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", value):
         raise MediaError(f"unsupported URL scheme in {value[:40]!r} (a path, a data: URI or an http(s) URL)")
     return _file(value, base)
@@ -270,6 +277,8 @@ def read_part(part: dict[str, Any], base: Path) -> tuple[dict[str, Any], Media |
         if not isinstance(value, str) or not value:
             raise MediaError("expected the audio (base64, a data: URI or a path to a .wav, .mp3 or .flac file)")
         path, how = None, f"by format {fmt!r}"
+        if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", value):
+            raise MediaError("audio is given as base64, a data: URI or a file's path; a URL is not fetched")
         if value.startswith("data:"):
             declared, data = decode_data_uri(value)
             if declared is not None and declared != AUDIO_FORMATS[fmt]:
