@@ -183,6 +183,11 @@ def _check_image(data: bytes, media_type: str) -> tuple[int, int]:
             image.load()
     except MediaError:
         raise
+    except Image.DecompressionBombError:  # Pillow's own cap, met before its header reaches ours
+        raise MediaError(f"an image of more pixels than the cap of {MAX_IMAGE_PIXELS:,}") from None
+    except Image.UnidentifiedImageError:
+        raise MediaError(f"a corrupt {IMAGE_TYPES[media_type]} image: its header cannot be read (truncated or "
+                         "damaged)") from None
     except Exception as exc:  # Pillow raises many kinds for a bad file (OSError, SyntaxError, ValueError...)
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise MediaError(f"a corrupt {IMAGE_TYPES[media_type]} image: {reason}") from None
