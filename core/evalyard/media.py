@@ -69,10 +69,6 @@ class Media:
     width: int | None = None
     height: int | None = None
 
-    @property
-    def kind(self) -> str:
-        return "image" if self.type in IMAGE_TYPES else "audio"
-
 
 class MediaError(ValueError):
     """Why a media part cannot be read; the caller names the file, line and field."""
@@ -248,9 +244,9 @@ def _file(value: str, base: Path) -> tuple[bytes, str | None, str, str]:
     return read_file(path), declared, f"by its extension {extension}" if extension else "", value
 
 
-def read_part(part: dict[str, Any], base: Path) -> tuple[dict[str, Any], Media | None, str]:
-    """A media part as the case keeps it, its Media (None for a remote URL) and the field path
-    (below the part) a MediaError is about. The kept part names its bytes by hash."""
+def read_part(part: dict[str, Any], base: Path) -> tuple[dict[str, Any], Media | None]:
+    """A media part as the case keeps it and its Media (None for a remote URL); a MediaError's
+    ``field`` is the path below the part it is about. The kept part names its bytes by hash."""
     kind = part.get("type")
     if kind == "image_url":
         body = part.get("image_url")
@@ -263,14 +259,14 @@ def read_part(part: dict[str, Any], base: Path) -> tuple[dict[str, Any], Media |
             raise _at(MediaError(f"unknown detail {detail!r} (low, high or auto)"), "image_url.detail")
         url = body.get("url")
         if isinstance(url, str) and is_remote(url):
-            return {"type": kind, "image_url": dict(body), "media": {"url": url, "remote": True}}, None, ""
+            return {"type": kind, "image_url": dict(body), "media": {"url": url, "remote": True}}, None
         try:
             data, declared, how, path = _image_source(url, base)
             media = check(data, declared, "image", how or "by nothing")
         except MediaError as exc:
             raise _at(exc, "image_url.url") from None
         kept = {"url": path if path is not None else REF + media.sha256, **({"detail": detail} if detail else {})}
-        return {"type": kind, "image_url": kept, "media": _info(media, path)}, media, ""
+        return {"type": kind, "image_url": kept, "media": _info(media, path)}, media
     body = part.get("input_audio")
     if not isinstance(body, dict):
         raise _at(MediaError("expected an object with the audio's data and format"), "input_audio")
@@ -298,7 +294,7 @@ def read_part(part: dict[str, Any], base: Path) -> tuple[dict[str, Any], Media |
     except MediaError as exc:
         raise _at(exc, "input_audio.data") from None
     kept = {"data": path if path is not None else REF + media.sha256, "format": fmt}
-    return {"type": "input_audio", "input_audio": kept, "media": _info(media, path)}, media, ""
+    return {"type": "input_audio", "input_audio": kept, "media": _info(media, path)}, media
 
 
 def _info(media: Media, path: str | None) -> dict[str, Any]:
@@ -322,7 +318,7 @@ def resolve(parts: list[Any], *, path: str, line: int, field: str, found: dict[s
     for k, part in enumerate(parts):
         if isinstance(part, dict) and part.get("type") in MEDIA_KINDS:
             try:
-                kept, media, _ = read_part(part, base)
+                kept, media = read_part(part, base)
             except MediaError as exc:
                 below = getattr(exc, "field", "")
                 raise InputError(str(exc), path=path, line=(line_of() if line_of else 0) or line,
@@ -348,10 +344,6 @@ def parts_of(case: Any) -> Iterator[tuple[str, dict[str, Any]]]:
             for k, part in enumerate(content):
                 if isinstance(part, dict) and part.get("type") in MEDIA_KINDS:
                     yield f"messages[{n}].content[{k}]", part
-
-
-def has_media(case: Any) -> bool:
-    return next(parts_of(case), None) is not None
 
 
 def kind_of(part: dict[str, Any]) -> str:
