@@ -36,12 +36,11 @@ def resolve_run(store: "Store", ref: str) -> "RunRow":
     except UnknownNameError:
         if ":" not in ref:
             raise
-    from .experiments import Cell
     from .store.experiments import cell_runs, get_experiment
 
     experiment_ref, cell_ref = ref.rsplit(":", 1)
     experiment = get_experiment(store, experiment_ref)
-    labels = [Cell.from_dict(c).label for c in experiment.cells]
+    labels = [c.get("label") or "" for c in experiment.cells]  # each stored cell keeps its label
     index = int(cell_ref) if cell_ref.isdigit() else (labels.index(cell_ref) if cell_ref in labels else None)
     runs = cell_runs(store, experiment.id)
     if index is None or index not in runs:

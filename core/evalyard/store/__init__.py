@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from sqlalchemy import create_engine, delete, event, func, insert, select, update
+from sqlalchemy import create_engine, delete, event, func, insert, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session
 
@@ -607,15 +607,18 @@ class Store:
             session.commit()
 
     def delete_run(self, run_id: str) -> None:
-        from .models import TrialOutputRow, TrialRow
-        from .reviews import delete_run_reviews
+        from .models import ReviewRow, ReviewSessionRow, TrialOutputRow, TrialRow
 
+        sessions = select(ReviewSessionRow.id).where(or_(ReviewSessionRow.base_run == run_id,
+                                                         ReviewSessionRow.new_run == run_id))
         with Session(self.engine) as session:
             session.execute(delete(TrialRow).where(TrialRow.run_id == run_id))
             session.execute(delete(TrialOutputRow).where(TrialOutputRow.run_id == run_id))
             session.execute(delete(ResultRow).where(ResultRow.run_id == run_id))
             session.execute(delete(LabelRow).where(LabelRow.run_id == run_id))
-            delete_run_reviews(session, run_id)
+            # the review sessions of the run and their verdicts (store.reviews imports this module)
+            session.execute(delete(ReviewRow).where(ReviewRow.session_id.in_(sessions)))
+            session.execute(delete(ReviewSessionRow).where(ReviewSessionRow.id.in_(sessions)))
             session.execute(delete(CandidateRow).where(CandidateRow.run_id == run_id))
             session.execute(delete(RunRow).where(RunRow.id == run_id))
             session.commit()

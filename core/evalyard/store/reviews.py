@@ -115,15 +115,6 @@ def pair_reviews(store: "Store", base_run: str, new_run: str) -> list[dict[str, 
     return out
 
 
-def delete_run_reviews(session: Session, run_id: str) -> None:
-    """A deleted run's review sessions and their verdicts (called inside ``Store.delete_run``)."""
-    ids = select(ReviewSessionRow.id).where(or_(ReviewSessionRow.base_run == run_id,
-                                                ReviewSessionRow.new_run == run_id))
-    session.execute(delete(ReviewRow).where(ReviewRow.session_id.in_(ids)))
-    session.execute(delete(ReviewSessionRow).where(or_(ReviewSessionRow.base_run == run_id,
-                                                       ReviewSessionRow.new_run == run_id)))
-
-
 def delete_session(store: "Store", session_id: str) -> None:
     """A session and its verdicts (a session whose page could not be served, so nothing stays written)."""
     with store.engine.begin() as connection:
