@@ -115,7 +115,9 @@ class PipelineGenerator(Generator):
     description = ("the user's own RAG pipeline under test: calls retriever= (and answer=) functions, or POSTs to "
                    "url=; the passages it retrieved are the case's retrieved for scoring, its answer the candidate")
     requires = ("input",)
-    fills = ("candidate", "retrieved")
+    # the retrieved passages' texts are the case's context for the judges of the answer (a case
+    # without a context of its own may be judged for faithfulness on what this run retrieved)
+    fills = ("candidate", "retrieved", "context")
 
     @dataclass
     class Config:
@@ -145,7 +147,7 @@ class PipelineGenerator(Generator):
     def __init__(self, config: Any = None, **options: Any) -> None:
         super().__init__(config, **options)
         if not self.config.answer and not self.config.url:
-            self.fills = ("retrieved",)  # no answer is made: a scorer of the answer needs the data's candidate
+            self.fills = ("retrieved", "context")  # no answer is made: a scorer of the answer needs the data's candidate
 
     def setup(self, runtime: Runtime) -> None:
         config = self.config

@@ -294,7 +294,7 @@ def test_the_pipeline_behind_an_http_endpoint(app, project):
 def test_evalyard_generators_lists_the_pipeline(app):
     out = invoke(app, "generators", "--json")
     [pipeline] = [g for g in json.loads(out.stdout) if g["qualified"] == "rag/pipeline"]
-    assert pipeline["plugin"] == "retrieval" and pipeline["fills"] == ["candidate", "retrieved"]
+    assert pipeline["plugin"] == "retrieval" and pipeline["fills"] == ["candidate", "retrieved", "context"]
     assert [c["name"] for c in pipeline["config"]] == ["retriever", "answer", "url", "timeout", "params"]
 
 
@@ -333,3 +333,20 @@ def test_a_judge_reads_the_passages_this_run_retrieved_as_context(app, tmp_path)
         run = store.get_run(json.loads(result.stdout)["run_id"])
         (case,) = store.run_cases(run)
         assert case.context == ["retrieved now"] and case.retrieved[0]["id"] == "p1"
+
+
+def test_a_case_without_context_is_judged_on_what_the_pipeline_retrieves(installed_plugins, app, tmp_path):
+    """The pipeline fills the context (its passages' texts): a judge that needs a context accepts a
+    case that has none of its own, and reads what this run retrieved."""
+    retriever = tmp_path / "fixed.py"
+    retriever.write_text("def search(query):\n    return [{'id': 'p1', 'text': 'retrieved now', 'score': 1.0}]\n")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("- {contains: 'retrieved now', content: '2'}\n- {content: '0'}\n")
+    data = tmp_path / "cases.jsonl"
+    data.write_text(json.dumps({"id": "a", "input": "q", "relevant": ["p1"]}) + "\n")
+    result = CliRunner().invoke(cli, ["run", str(data), "-g", f"rag/pipeline:retriever={retriever}:search",
+                                      "-s", "recall", "-s", "ragas/context_relevance",
+                                      "--judge-model", f"scripted/{rules}", "--json"], obj=app, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    scorers = json.loads(result.stdout)["scorers"]
+    assert scorers["ragas/context_relevance"]["errors"] == 0 and scorers["ragas/context_relevance"]["mean"] == 1.0
