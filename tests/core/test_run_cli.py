@@ -52,7 +52,7 @@ def test_scorer_errors_are_recorded_not_zero(tmp_path, scripted_plugin):
     assert by_case["c3"]["value"] is None and "NaN" in by_case["c3"]["error"]
     assert by_case["c4"]["error"] and by_case["c4"]["passed"] is None
     assert by_case["c0"] == {"case_id": "c0", "scorer": "scripted", "value": 1.0, "label": "high", "passed": True,
-                             "details": {}, "error": None}
+                             "details": {}, "error": None, "media": None}
 
 
 @pytest.mark.parametrize("scorer", ["scripted_async", "scripted_process"])

@@ -21,7 +21,11 @@ def case(n: int) -> Case:
     return Case(id=f"c{n}", input=f"Question number {n} about topic {n}?", candidate=f"Answer {n}, a claim.",
                 reference=f"Reference {n}.", context=[f"Passage {n} one.", f"Passage {n} two."],
                 metadata={"claim": f"claim {n}", "question": f"q{n}", "keyphrases": [f"k{n}"],
-                          "questions": [f"q{n}?"], "response_a": f"A{n}", "response_b": f"B{n}"})
+                          "questions": [f"q{n}?"], "response_a": f"A{n}", "response_b": f"B{n}",
+                          # the Ragas steps' own fields (judge/ragas_*)
+                          "answer": f"answer {n}", "passage": f"passage {n}", "context": f"context {n}",
+                          "reference": f"reference {n}", "text": f"text {n}", "atomicity": "low", "coverage": "low",
+                          "n": 3, "statements": [f"statement {n}"]})
 
 
 def templates(app):

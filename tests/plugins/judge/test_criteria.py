@@ -110,7 +110,7 @@ def judge_namespaces(**settings):
     ({"judge", "criteria"}, (), {"judge", "criteria"}),   # what the tests and users set before: unchanged
     ({"judge"}, (), {"judge"}),                           # unchanged: the aspects come when named
     ({"criteria"}, (), set()),                            # a namespace comes with its plugin: nothing, no error
-    (None, ("criteria",), {"judge"}),                     # blocking the namespace drops the aspects only
+    (None, ("criteria",), {"judge", "ragas"}),            # blocking the namespace drops the aspects only
     (None, ("judge",), set()),                            # blocking the plugin drops both
 ])
 def test_allow_and_block_lists_name_the_criteria_namespace(allowed, blocked, namespaces):
