@@ -49,14 +49,15 @@ def member_specs(judges: Any) -> list[tuple[str, dict[str, Any]]]:
     for judge in judges or []:
         if isinstance(judge, dict):
             name, config = judge.get("name"), dict(judge.get("config") or {})
-        else:
-            name, _, options = str(judge).partition(":")
-            config = {}
-            for part in filter(None, options.split(",")):
-                key, eq, value = part.partition("=")
-                if not eq:
-                    raise ConfigError(f"judge {judge!r}: expected NAME:key=value[,key=value...]")
-                config[key.strip()] = value.strip()
+        else:  # the --scorer syntax, read by the one parser of it
+            from ..errors import InputError
+            from ..suite_files import parse_scorer_option
+
+            try:
+                spec = parse_scorer_option(str(judge), option="judge")
+            except InputError as exc:
+                raise ConfigError(str(exc)) from None
+            name, config = spec.name, spec.config
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(f"judge {judge!r}: expected a scorer name")
         out.append((name.strip(), config))

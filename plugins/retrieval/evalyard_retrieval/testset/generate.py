@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from random import Random
 from typing import Any
 
@@ -69,7 +69,6 @@ class Item:
     answerable: bool | None = None
     check_reason: str | None = None
     dropped: str | None = None  # why it is not in the test set (duplicate, unanswerable)
-    usage: dict[str, Any] = field(default_factory=dict)
 
     def prompt_case(self) -> Case:
         return Case(id=self.id, context=[c.text for c in self.chunks],
@@ -195,7 +194,6 @@ async def generate(items: list[Item], judges: dict[str, Any], options: Options, 
     async def write(item: Item) -> None:
         async with slots:
             judgement = await judges[item.kind].ask(item.prompt_case())
-        item.usage = judgement.usage.to_dict()
         if judgement.error is not None:
             item.error = judgement.error
             return
