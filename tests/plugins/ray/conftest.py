@@ -79,12 +79,16 @@ def driver_env(ray_cluster, cli_env):
     return cli_env
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_driver(ray_cluster):
     """This process's connection to the cluster, made once for the module's in-process runs. The
     executor uses a connection it did not make and leaves it open, so each run saves Ray's connect
     and shutdown, and the worker processes a new job starts on every node. The subprocess drivers
-    connect and disconnect on their own, as a user's `evalyard run` does."""
+    connect and disconnect on their own, as a user's `evalyard run` does.
+
+    Module scope, not session: while connected, Ray prints a removed node's death on this
+    process's stdout, whenever the cluster notices it; a connection kept for the session printed
+    it into a later module's captured CLI output (a `--json` listing that no longer parsed)."""
     import ray
 
     ray.init(address=ray_cluster.address, log_to_driver=False, logging_level=logging.WARNING)
