@@ -150,7 +150,11 @@ def build_group(load_case: Callable[[str], dict[str, Any]] = read_case,
             return
         for message in rendered.messages:
             click.echo(f"[{message['role']}]")
-            click.echo(message["content"])
+            content = message["content"]
+            for part in content if isinstance(content, list) else [{"type": "text", "text": content}]:
+                info = part.get("media") or {}  # a placed image or clip: named, not printed
+                click.echo(part["text"] if part["type"] == "text" else
+                           f"[{part['type']} {info.get('path') or info.get('sha256', 'not read')[:12]}]")
             click.echo()
 
     @prompts.command("new")

@@ -594,6 +594,9 @@ def _append_to_last_user(messages: list[dict[str, Any]], text: str) -> list[dict
         if message.get("role") == "user" and isinstance(message.get("content"), str):
             message["content"] = message["content"].rstrip() + "\n\n" + text
             return out
+        if message.get("role") == "user" and isinstance(message.get("content"), list):  # a judge shown media
+            message["content"] = [*message["content"], {"type": "text", "text": text}]
+            return out
     out.append({"role": "user", "content": text})
     return out
 

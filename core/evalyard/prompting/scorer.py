@@ -95,9 +95,18 @@ class PromptScorer(Scorer):
 
     def required_fields(self) -> tuple[str, ...]:
         try:
-            return tuple(f for f in self.prompt_template().fields if f != "id")
+            return self.prompt_template().case_fields
         except Exception:  # an unreadable template is reported when scoring starts
             return tuple(self.requires)
+
+    def media_inputs(self) -> tuple[str, ...]:
+        """Images and audio when its template places the case's media (``{{ media }}``), else none:
+        a judge whose prompt would show a text stand-in is refused on a case holding media."""
+        try:
+            places = self.prompt_template().places_media
+        except Exception:  # an unreadable template is reported when scoring starts
+            return ()
+        return ("image", "audio") if places else ()
 
     def setup(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -303,7 +312,7 @@ def register_prompt_scorer(name: str, *, template: str | Path | PromptTemplate, 
         "Config": config_class,
     }
     if parsed is not None:
-        attributes["requires"] = tuple(f for f in parsed.fields if f != "id")
+        attributes["requires"] = parsed.case_fields
         kind = (shape or parsed.answer).kind
         if kind in ("binary", "choice"):
             attributes["labels"] = tuple((shape or parsed.answer).labels)

@@ -15,6 +15,13 @@
     Question: {{ input }}
     ...
 
+A template that lists ``media`` in ``fields`` places the case's images and audio where it prints
+``{{ media }}`` (all of them, in the order the case holds them) or ``{{ part }}`` for each
+``part in media``: the user message is then OpenAI content parts, the body's text around the
+media parts as the case holds them, which the model layer names by hash and fills with the bytes
+as it sends. A case without media places none. The judge sees the media between the same data
+markers as the case's text (an image may hold text too).
+
 Rendering uses Jinja2's ``SandboxedEnvironment`` with ``StrictUndefined``. Every string
 printed with ``{{ ... }}`` from a case field is judged material and is wrapped in
 markers ``<data-NONCE>`` ... ``</data-NONCE>``. The nonce is a hash of the template and
@@ -33,8 +40,12 @@ from typing import Any
 from ..errors import InputError
 from .answers import AnswerShape
 
+#: The field naming the case's media parts (images, audio): where ``{{ media }}`` is printed, the
+#: user message holds them as content parts. Not a case field a scorer requires: a case without
+#: media places none.
+MEDIA_FIELD = "media"
 #: Case fields a template may use.
-TEMPLATE_FIELDS = ("input", "candidate", "reference", "context", "metadata", "id")
+TEMPLATE_FIELDS = ("input", "candidate", "reference", "context", "metadata", "id", MEDIA_FIELD)
 FRONT_MATTER_KEYS = frozenset({"description", "fields", "answer", "system", "parameters", "variables", "scorer",
                                "question"})
 #: ``kind`` names the kind of scorer the template declares: ``prompt`` (the default, a judge), or a
@@ -46,6 +57,22 @@ _FENCE = "---"
 
 class Trusted(str):
     """A string the template author controls (a ``variables`` value): printed without markers."""
+
+
+class MediaPart(dict):
+    """One of the case's media parts as a template sees it (``media[0]``, ``for part in media``):
+    printed, it leaves a placeholder that the rendered message replaces by the part itself."""
+
+    slot: str = ""
+
+
+class MediaParts(list):
+    """The case's media parts (``media``): printed, all of them."""
+
+
+#: where a printed media part is taken out of the text: ``<media-TOKEN-N>``, the token a hash of
+#: the template and the case (as the data markers' code), so no text of the case can hold it
+MEDIA_SLOT = "<media-{token}-{index}>"
 
 
 MARKERS_KEY = "__evalyard_markers__"
@@ -66,6 +93,11 @@ def _environment() -> Any:
     def finalize(context: Any, value: Any) -> Any:
         # Every printed string from the case is material to judge: wrap it in this call's markers.
         markers = context.get(MARKERS_KEY)
+        if isinstance(value, (MediaPart, MediaParts)):
+            slots = value.slot if isinstance(value, MediaPart) else "\n".join(part.slot for part in value)
+            if not slots:
+                return ""
+            return slots if markers is None else f"{markers[0]}\n{slots}\n{markers[1]}"
         if markers is None or isinstance(value, Trusted) or not isinstance(value, str):
             return value
         return f"{markers[0]}\n{value}\n{markers[1]}"
@@ -76,7 +108,8 @@ def _environment() -> Any:
 
 @dataclass
 class RenderedPrompt:
-    messages: list[dict[str, str]]
+    #: the user message's content is a string, or OpenAI content parts when the template places media
+    messages: list[dict[str, Any]]
     nonce: str
     template: str
     template_hash: str
@@ -108,6 +141,19 @@ class PromptTemplate:
         return hashlib.sha256(self.text.encode()).hexdigest()
 
     @property
+    def places_media(self) -> bool:
+        """Whether the template places the case's media (``media`` in ``fields``): the kinds a
+        scorer built on it declares (``Scorer.media_inputs``), so the media gate lets it judge
+        cases with images or audio once its model can take them."""
+        return MEDIA_FIELD in self.fields
+
+    @property
+    def case_fields(self) -> tuple[str, ...]:
+        """The case fields a scorer on this template requires (``id`` is always there, and a case
+        without media places none)."""
+        return tuple(f for f in self.fields if f not in ("id", MEDIA_FIELD))
+
+    @property
     def origin(self) -> str:
         """Where it came from, for listings: ``built-in``, ``plugin NAME`` or the file path."""
         return self.path if self.source == "file" and self.path else self.source
@@ -123,7 +169,7 @@ class PromptTemplate:
         nonce = hashlib.sha256(json.dumps([self.hash, {k: values.get(k) for k in self.fields}, variables or {}],
                                           sort_keys=True, default=str).encode()).hexdigest()[:16]
         open_mark, close_mark = f"<data-{nonce}>", f"</data-{nonce}>"
-        body, system, closing = self._rendered(values, variables, (open_mark, close_mark))
+        body, system, closing = self._rendered(values, variables, (open_mark, close_mark), nonce)
         # Laid out for prefix caches (a provider's, or a local runtime's KV cache): everything that
         # does not depend on the case -- the system text, how the data markers work, the answer
         # format and the template's own instructions, which templates write before their data --
@@ -137,27 +183,36 @@ class PromptTemplate:
             closing = f"{closing} {answer.reminder(reasoning)}".strip()
         elif reasoning and answer.kind != "json":
             static.append("Give your reasoning first, then your answer, in the JSON object.")
-        return RenderedPrompt(_messages(static, body, closing), nonce, self.name, self.hash)
+        return RenderedPrompt(_messages(static, body, closing, values, nonce), nonce, self.name, self.hash)
 
     def render_plain(self, case: Any, *, variables: dict[str, Any] | None = None) -> RenderedPrompt:
         """The messages a system under test is sent for ``case``: the template exactly as its author
         wrote it, the case's values printed as they are. No data markers, no rules about them, no
         answer format: those are the judges' guard, and a model under test must be measured on
         the prompt the user wrote."""
-        body, system, closing = self._rendered(self._values(case), variables, None)
-        return RenderedPrompt(_messages([system] if system else [], body, closing), "", self.name, self.hash)
+        values = self._values(case)
+        token = hashlib.sha256(json.dumps([self.hash, values.get(MEDIA_FIELD) or [], variables or {}],
+                                          sort_keys=True, default=str).encode()).hexdigest()[:16]
+        body, system, closing = self._rendered(values, variables, None, token)
+        return RenderedPrompt(_messages([system] if system else [], body, closing, values, token), "", self.name,
+                              self.hash)
 
     def _values(self, case: Any) -> dict[str, Any]:
         values = _case_values(case)
-        missing = [name for name in self.fields if _absent(values.get(name))]
+        if self.places_media:
+            values[MEDIA_FIELD] = media_parts(values)
+        missing = [name for name in self.case_fields if _absent(values.get(name))]
         if missing:
             raise InputError(f"case {values.get('id')!r} has no {missing[0]!r}, which template {self.name} uses")
         return values
 
     def _rendered(self, values: dict[str, Any], variables: dict[str, Any] | None,
-                  markers: tuple[str, str] | None) -> tuple[str, str | None, str]:
-        """(body, system, question) rendered with the case's values, between ``markers`` if given."""
+                  markers: tuple[str, str] | None, token: str) -> tuple[str, str | None, str]:
+        """(body, system, question) rendered with the case's values, between ``markers`` if given;
+        each media part printed leaves its slot (``MEDIA_SLOT`` with ``token``)."""
         context: dict[str, Any] = {name: values.get(name) for name in self.fields}
+        if self.places_media:
+            context[MEDIA_FIELD] = MediaParts(_slotted(part, token, n) for n, part in enumerate(values[MEDIA_FIELD]))
         context[MARKERS_KEY] = markers
         merged = dict(self.variables)
         merged.update(variables or {})
@@ -197,11 +252,47 @@ class PromptTemplate:
         return InputError(message, path=self.path or f"<{self.source} template {self.name}>", line=line)
 
 
-def _messages(static: list[str], body: str, closing: str) -> list[dict[str, str]]:
-    """A system message of the parts that do not depend on the case (if any), then the user's."""
-    messages = [{"role": "system", "content": "\n\n".join(static)}] if static else []
-    messages.append({"role": "user", "content": "\n\n".join([body, closing] if closing else [body])})
+def _messages(static: list[str], body: str, closing: str, values: dict[str, Any] | None = None,
+              token: str = "") -> list[dict[str, Any]]:
+    """A system message of the parts that do not depend on the case (if any), then the user's:
+    its text, or content parts where the body placed media."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "\n\n".join(static)}] if static else []
+    text = "\n\n".join([body, closing] if closing else [body])
+    parts = (values or {}).get(MEDIA_FIELD)
+    messages.append({"role": "user", "content": _content_parts(text, parts, token) if parts else text})
     return messages
+
+
+def media_parts(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The media parts of a case (its values as ``Case.to_dict`` gives them): its input's, then its
+    messages', as the case holds them (each names its bytes by hash in ``media``)."""
+    from types import SimpleNamespace
+
+    from ..media import parts_of
+
+    case = SimpleNamespace(input_parts=values.get("input_parts"), messages=values.get("messages"))
+    return [part for _, part in parts_of(case)]
+
+
+def _slotted(part: dict[str, Any], token: str, index: int) -> MediaPart:
+    slotted = MediaPart(part)
+    slotted.slot = MEDIA_SLOT.format(token=token, index=index)
+    return slotted
+
+
+def _content_parts(text: str, parts: list[dict[str, Any]], token: str) -> list[dict[str, Any]] | str:
+    """``text`` cut at each media slot: text parts (blank ones dropped) and the media parts placed
+    there. Text that places none stays a string."""
+    pieces = re.split(MEDIA_SLOT.format(token=re.escape(token), index=r"(\d+)"), text)
+    if len(pieces) == 1:
+        return text
+    content: list[dict[str, Any]] = []
+    for n, piece in enumerate(pieces):
+        if n % 2:
+            content.append(parts[int(piece)])
+        elif piece.strip():
+            content.append({"type": "text", "text": piece.strip()})
+    return content
 
 
 def _absent(value: Any) -> bool:
@@ -320,13 +411,19 @@ def _check_body(template: PromptTemplate, lines: list[str], end: int) -> None:
     if template.system:
         sources.append(("system", template.system, None))
     allowed = set(template.fields) | set(template.variables)
+    placed = False
     for part, source, first_line in sources:
         try:
             parsed = env.parse(source)
         except TemplateSyntaxError as exc:
             line = first_line + exc.lineno - 1 if first_line else _find_line(lines, "system", 1, end)
             raise InputError(f"template syntax error in the {part}: {exc.message}", path=where, line=line) from None
-        unknown = sorted(meta.find_undeclared_variables(parsed) - allowed)
+        used = meta.find_undeclared_variables(parsed)
+        if MEDIA_FIELD in used and part == "system":
+            raise InputError("the system text cannot place media: print {{ media }} in the body", path=where,
+                             line=_find_line(lines, MEDIA_FIELD, 1, end))
+        placed = placed or MEDIA_FIELD in used
+        unknown = sorted(used - allowed)
         if unknown:
             name = unknown[0]
             hint = ("add it to `fields`" if name in TEMPLATE_FIELDS
@@ -337,6 +434,9 @@ def _check_body(template: PromptTemplate, lines: list[str], end: int) -> None:
                 line = _find_line(lines, name, 1, end)
             raise InputError(f"the template uses {name!r}, which the header does not declare ({hint})",
                              path=where, line=line) from None
+    if template.places_media and not placed:  # a scorer on it would pass the media gate yet show none
+        raise InputError("`fields` lists media, but the body does not place it (print {{ media }} where the "
+                         "images and audio go)", path=where, line=_find_line(lines, "fields", 1, end))
 
 
 def _find_line(lines: list[str], word: str, start: int, stop: int) -> int:
