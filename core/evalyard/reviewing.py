@@ -277,3 +277,86 @@ def review_labels(store: "Store", pairwise_run: "RunRow") -> tuple[list[Any], st
     for case in cases:
         case.metadata = {**case.metadata, "human_label": labels[case.id]["label"]}
     return cases, labels_hash({c.id: labels[c.id] for c in cases}), f"reviews of {base} vs {new}"
+
+
+def experiment_pairs(store: "Store", ref: str) -> tuple[Any, list[tuple[str, str, str, str]]]:
+    """(the experiment, its cells' runs in pairs): every (label i, run i, label j, run j) with
+    i < j among the cells that have a run, in the experiment's order. A label the experiment
+    repeats gets its cell's index, so each system keeps one name in the ranking."""
+    from .store.experiments import cell_runs, get_experiment
+
+    try:
+        experiment = get_experiment(store, ref)
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"{exc}: give an experiment to review its cells in pairs, or give BASE and NEW "
+                               "(two runs)") from None
+    runs = cell_runs(store, experiment.id)
+    labels = [c.get("label") or f"cell {i}" for i, c in enumerate(experiment.cells)]
+    named = [(f"{labels[i]} (cell {i})" if labels.count(labels[i]) > 1 else labels[i], runs[i])
+             for i in sorted(runs) if i < len(labels)]
+    if len(named) < 2:
+        raise InputError(f"experiment {experiment.id} has {len(named)} cell(s) with a run: a review compares two")
+    pairs = [(a, run_a, b, run_b) for k, (a, run_a) in enumerate(named) for b, run_b in named[k + 1:]]
+    return experiment, pairs
+
+
+def next_pair(store: "Store", ref: str, reviewer: str, **sample: Any) -> tuple["ReviewSessionRow", bool, int, int]:
+    """The session of an experiment's pair of cells this reviewer reviews next: (session, whether it
+    was resumed, the pair's place from 1, the number of pairs). A pair this reviewer began and did not
+    finish comes first; else the pair with the fewest verdicts of anyone among those this reviewer has
+    not finished, so several reviewers spread over the pairs and every pair gets battles."""
+    from .store.reviews import newest_session, session_reviews
+
+    _, pairs = experiment_pairs(store, ref)
+    open_pairs = []  # (began by this reviewer, verdicts of anyone, place)
+    for place, (_, run_a, _, run_b) in enumerate(pairs):
+        found = newest_session(store, run_a, run_b)
+        rows = session_reviews(store, found.id) if found is not None else []
+        mine = sum(r["reviewer"] == reviewer for r in rows)
+        if found is None or mine < len(found.case_ids):
+            open_pairs.append((mine == 0, len(rows), place))
+    if not open_pairs:
+        raise InputError(f"{reviewer} has reviewed every pair of experiment {ref}'s cells: `evalyard review --ranking "
+                         f"{ref}` ranks them")
+    place = min(open_pairs)[2]
+    _, run_a, _, run_b = pairs[place]
+    session, resumed = open_session(store, run_a, run_b, **sample)
+    return session, resumed, place + 1, len(pairs)
+
+
+def experiment_ranking(store: "Store", ref: str, *, rounds: int | None = None) -> dict[str, Any]:
+    """The Bradley-Terry ranking of an experiment's cells from every blind review of a pair of them
+    (``analysis.ranking``): each verdict a battle between the cells shown left and right."""
+    from .analysis.ranking import BOOTSTRAP_ROUNDS, bradley_terry
+    from .store.reviews import pair_reviews
+
+    experiment, pairs = experiment_pairs(store, ref)
+    battles, counts = [], []
+    for name_a, run_a, name_b, run_b in pairs:
+        rows = pair_reviews(store, run_a, run_b)
+        counts.append({"systems": [name_a, name_b], "reviews": len(rows)})
+        for r in rows:
+            left, right = (name_a, name_b) if r["left"] == "base" else (name_b, name_a)
+            battles.append(Review(r["case_id"], r["reviewer"], left, right, r["verdict"]))
+    found = bradley_terry(battles, rounds=rounds or BOOTSTRAP_ROUNDS)
+    if not battles:
+        found["note"] = "no verdicts yet"
+    return {"experiment": {"id": experiment.id, "name": experiment.name}, "pairs": counts, **found}
+
+
+def ranking_lines(ranking: dict[str, Any]) -> list[str]:
+    """The ranking as text for the terminal, best first."""
+    experiment = ranking["experiment"]
+    reviewed = sum(1 for p in ranking["pairs"] if p["reviews"])
+    lines = [f"Bradley-Terry ranking of experiment {experiment['name'] or experiment['id']} ({experiment['id']}): "
+             f"{ranking['battles']} blind verdicts on {reviewed} of {len(ranking['pairs'])} pairs of cells; "
+             f"ties: {ranking['ties']}; 95% bootstrap intervals"]
+    if ranking["note"]:
+        return lines + [f"no ranking: {ranking['note']}"]
+    width = max(len(row["system"]) for row in ranking["systems"])
+    lines.append(f"{'rank':>4}  {'system':<{width}}  {'rating':>7}  {'95% interval':<17}  battles")
+    for row in ranking["systems"]:
+        ci = row["ci95"]
+        shown = f"[{ci[0]:.0f}, {ci[1]:.0f}]" if ci else "-"
+        lines.append(f"{row['rank']:>4}  {row['system']:<{width}}  {row['rating']:>7.0f}  {shown:<17}  {row['battles']}")
+    return lines

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from evalyard import Case, Suite
 from evalyard.cli import cli
+from evalyard.errors import InputError
 from testutil import database_at
 
 #: Strings that would tell a reviewer which run is which: they must never reach the page.
@@ -355,3 +356,93 @@ def test_two_cells_of_an_experiment_are_reviewed_by_their_reference(scripted_plu
     assert (session.base_run, session.new_run) == (first.id, second.id) and len(session.case_ids) == 4
     with pytest.raises(UnknownNameError, match="no run for cell '7'"):
         resolve_run(store, "grid:7")
+
+
+@pytest.fixture
+def three_cells(scripted_plugin, rules, tmp_path, db):
+    """An experiment of three cells over 12 questions: answers 'no', 'yes', 'yes, certainly'."""
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i:02d}", "input": f"question {i}", "reference": "yes"}) + "\n"
+                            for i in range(12)), encoding="utf-8")
+    models = [rules([{"content": text}]) for text in ("no", "yes", "yes, certainly")]
+    done = CliRunner().invoke(cli, ["run", str(data), *[a for m in models for a in ("-m", m)], "-s", "contains",
+                                    "--name", "trio", "--db", db, "--json"], obj=scripted_plugin)
+    assert done.exit_code == 0, done.output
+    outcome = json.loads(done.output)
+    return scripted_plugin, scripted_plugin.open_store(db), outcome["experiment_id"]
+
+
+def _review_pair(store, session, reviewer, strength):
+    """A reviewer who prefers the stronger cell's answer, except on every fourth case (a tie) and
+    every fifth (the weaker one): so every cell wins and loses something, and ratings are finite."""
+    from evalyard.analysis.review_sample import left_side
+    from evalyard.reviewing import record
+
+    for k, case_id in enumerate(session.case_ids):
+        better = "new" if strength[session.new_run] > strength[session.base_run] else "base"
+        if k % 5 == 4:
+            better = "base" if better == "new" else "new"
+        left = left_side(session.secret, reviewer, case_id)
+        record(store, session, case_id, reviewer, "tie" if k % 4 == 3 else ("A" if left == better else "B"))
+
+
+def test_an_experiments_cells_are_reviewed_in_pairs_and_ranked(three_cells, db):
+    """`review EXPERIMENT` serves the pair the reviewer began, else the one with fewest verdicts; the
+    Bradley-Terry ranking of every pair's verdicts orders the cells as the reviewers preferred them."""
+    from evalyard.reviewing import experiment_pairs, experiment_ranking, next_pair, record
+    from evalyard.store.experiments import cell_runs
+
+    app, store, experiment = three_cells
+    runs = cell_runs(store, experiment)
+    strength = {runs[0]: 0, runs[1]: 1, runs[2]: 2}
+    _, pairs = experiment_pairs(store, experiment)
+    cells = [pairs[0][0], pairs[0][2], pairs[1][2]]  # the cells' labels, in the experiment's order
+    assert [(a, b) for a, _, b, _ in pairs] == [(cells[0], cells[1]), (cells[0], cells[2]), (cells[1], cells[2])]
+    assert [(ra, rb) for _, ra, _, rb in pairs] == [(runs[0], runs[1]), (runs[0], runs[2]), (runs[1], runs[2])]
+    # ann begins pair 1 and leaves after one verdict: she is brought back to it
+    session, resumed, place, total = next_pair(store, "trio", "ann", size=12)
+    assert (place, total, resumed) == (1, 3, False) and len(session.case_ids) == 12
+    record(store, session, session.case_ids[0], "ann", "tie")
+    again, resumed, place, _ = next_pair(store, "trio", "ann", size=12)
+    assert (again.id, place, resumed) == (session.id, 1, True)
+    # bob has begun nothing: he gets a pair nobody has verdicts on
+    _, _, place, _ = next_pair(store, "trio", "bob", size=12)
+    assert place == 2
+    # both review every pair; each pair is served in turn until none is left
+    for reviewer in ("ann", "bob"):
+        served = []
+        for _ in range(3):
+            session, _, place, _ = next_pair(store, "trio", reviewer, size=12)
+            served.append(place)
+            _review_pair(store, session, reviewer, strength)
+        assert sorted(served) == [1, 2, 3]
+        with pytest.raises(InputError, match="has reviewed every pair"):
+            next_pair(store, "trio", reviewer, size=12)
+    ranking = experiment_ranking(store, "trio", rounds=200)
+    assert ranking["battles"] == 2 * 3 * 12 and [p["reviews"] for p in ranking["pairs"]] == [24, 24, 24]
+    names = [row["system"] for row in ranking["systems"]]
+    assert names == [cells[2], cells[1], cells[0]]  # the cells ordered by strength
+    best, _, worst = ranking["systems"]
+    assert best["rating"] > 1000 > worst["rating"] and best["ci95"][0] > worst["ci95"][1] and best["rank"] == 1
+    # the CLI prints it, as text and JSON
+    text = CliRunner().invoke(cli, ["review", "--ranking", "trio", "--db", db], obj=app)
+    assert text.exit_code == 0, text.output
+    assert "Bradley-Terry ranking of experiment trio" in text.output and "72 blind verdicts on 3 of 3 pairs" in text.output
+    assert text.output.index(names[0]) < text.output.index(names[1]) < text.output.rindex(names[2])
+    shown = json.loads(CliRunner().invoke(cli, ["review", "--ranking", "trio", "--json", "--db", db], obj=app).output)
+    assert [row["system"] for row in shown["systems"]] == names and shown["battles"] == 72
+
+
+def test_reviewing_an_experiment_refuses_bad_input_in_one_line(three_cells, db):
+    app, store, _ = three_cells
+    for args, expected in [(["review", "trio", "--new-session"], "each keep one session"),
+                           (["review", "--ranking", "nosuch"], "no experiment"),
+                           (["review", "--ranking", "trio", "--summary", "rv1"], "give no BASE"),
+                           (["review", "nosuch"], "give BASE and NEW")]:
+        done = CliRunner().invoke(cli, [*args, "--db", db], obj=app)
+        assert done.exit_code == 2 and expected in done.output, (args, done.output)
+        assert len([x for x in done.output.splitlines() if x.startswith("Error")]) == 1
+    assert _count_sessions(store) == 0
+    # a ranking before any review says so rather than inventing one
+    done = CliRunner().invoke(cli, ["review", "--ranking", "trio", "--db", db], obj=app)
+    assert done.exit_code == 0 and "no ranking: no verdicts yet" in done.output, done.output
