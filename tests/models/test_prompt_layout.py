@@ -25,7 +25,7 @@ def case(n: int) -> Case:
                           # the Ragas steps' own fields (judge/ragas_*)
                           "answer": f"answer {n}", "passage": f"passage {n}", "context": f"context {n}",
                           "reference": f"reference {n}", "text": f"text {n}", "atomicity": "low", "coverage": "low",
-                          "n": 3, "statements": [f"statement {n}"]})
+                          "n": 3, "statements": [f"statement {n}"], "passages": [f"passage {n} a"]})
 
 
 def templates(app):

@@ -6,9 +6,9 @@ same judge answers (see the plugin README for what each metric computes and wher
 
 from __future__ import annotations
 
-from . import nvidia, passages, statements
+from . import multimodal, nvidia, passages, statements
 
 #: The namespace the plugin registers these scorers under (``ragas/faithfulness``).
 NAMESPACE = "ragas"
 
-SCORERS = statements.SCORERS + passages.SCORERS + nvidia.SCORERS
+SCORERS = statements.SCORERS + passages.SCORERS + nvidia.SCORERS + multimodal.SCORERS
