@@ -22,7 +22,8 @@ def _app(app: "Application | None") -> "Application":
 
 
 def evaluate(suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None = None, name: str = "",
-             app: "Application | None" = None, otel: bool | str = False, **options: Any) -> "RunResult":
+             app: "Application | None" = None, otel: bool | str = False,
+             **options: Any) -> "RunResult | ExperimentOutcome":
     """Score ``suite`` (a YAML/JSONL/JSON/CSV path, a ``Suite``, or a list of cases or dicts) with
     ``scorers`` (names like ``"exact_match"`` or ``"exact_match:case_sensitive=false"``; default:
     the suite's own) and keep the run in ``db`` (default: the data directory's SQLite file).
@@ -36,13 +37,24 @@ def evaluate(suite: Any, scorers: Iterable[Any] | None = None, *, db: str | None
     ``otel=True`` then sends the run to OpenTelemetry as ``evalyard run --otel`` does (the
     settings' endpoint; ``otel="http://host:4318"`` names one); a failing endpoint is a
     ``RuntimeWarning``, never an exception.
+
+    A suite file with a ``matrix:`` is a grid, as ``evalyard run SUITE`` runs it: each cell a run,
+    and the return value an ``ExperimentOutcome`` (as ``evalyard.experiment``'s) rather than one
+    ``RunResult``; give ``generator_config={"model": ...}`` to run one model instead.
     """
+    from .experiments import ExperimentRequest, grid_of
     from .run_service import RunRequest
 
     outputs = [*options.pop("outputs", ()), *([("otel", otel if isinstance(otel, str) else None)] if otel else [])]
     options.setdefault("run_to_cap", options.get("max_cost") is not None)  # the cap stops a run; refuses none
-    outcome = _app(app).run(RunRequest(suite=suite, scorers=list(scorers) if scorers else None, db=db, name=name,
-                                       outputs=outputs, **options))
+    request = RunRequest(suite=suite, scorers=list(scorers) if scorers else None, db=db, name=name,
+                         outputs=outputs, **options)
+    application = _app(app)
+    model = (request.generator_config or {}).get("model")
+    cells = grid_of(application, suite, [model] if model else (), db=db)
+    if cells:
+        return application.experiment(ExperimentRequest(run=request, cells=cells, name=name))
+    outcome = application.run(request)
     if outcome.warnings:
         import warnings
 

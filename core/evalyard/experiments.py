@@ -108,6 +108,37 @@ def _number(text: str) -> Any:
     return text
 
 
+def grid_of(app: "Application", suite: Any, models: Sequence[str] = (), prompts: Sequence[str] = (),
+            params: Sequence[str] = (), resume: str | None = None, db: str | None = None,
+            generator: str | None = None) -> list[Cell] | None:
+    """The cells when a run is a grid, else None: several models, prompts or settings (``-m``
+    twice, ``--param``; ``-g NAME`` with ``--param``: a grid over that generator's parameters), a
+    suite file's ``matrix:`` (when no model is given), or ``resume`` naming an experiment (its
+    cells are stored: an empty list). The one place this is decided, so ``evalyard run``,
+    ``evalyard.evaluate`` and the pytest plugin run the same thing for the same suite."""
+    if len(models) > 1 or len(prompts) > 1 or params:
+        if params and not models and not generator and _suite_file(suite):
+            own = app.load_suite(suite)[0].generator  # --param alone: the suite's own generator's parameters
+            generator = own[0] if own else None
+        return grid(models, list(prompts) or [None], dict(parse_param(p) for p in params),
+                    generator=generator if params else None)
+    if resume:
+        from .store.experiments import find_experiment
+
+        return [] if find_experiment(app.open_store(db), resume) is not None else None
+    if not models and _suite_file(suite):
+        matrix = app.load_suite(suite)[0].matrix
+        if matrix:
+            return grid(matrix["models"], matrix["prompts"], matrix["params"])
+    return None
+
+
+def _suite_file(suite: Any) -> bool:
+    from pathlib import PurePath
+
+    return isinstance(suite, (str, PurePath)) and str(suite).endswith((".yaml", ".yml"))
+
+
 @dataclass
 class ExperimentRequest:
     """A grid over ``run`` (the settings every cell shares: suite, scorers, judge, concurrency,

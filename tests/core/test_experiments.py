@@ -144,6 +144,25 @@ def test_a_suite_matrix_is_the_grid(app, suite, models, tmp_path):
     assert len(json.loads(invoke(app, "experiments", "list", "--json").output)) == 1
 
 
+def test_evaluate_of_a_suite_with_a_matrix_is_the_grid_the_cli_runs(app, suite, models, tmp_path):
+    """`evalyard.evaluate(SUITE_WITH_MATRIX)` runs the grid as `evalyard run` does (it used to try one
+    plain run and fail for want of a candidate); one model given runs that model alone."""
+    import evalyard
+    from evalyard.experiments import ExperimentOutcome
+
+    right, half = models
+    path = tmp_path / "grid.yaml"
+    path.write_text(f"name: sums\ndata: {suite}\nscorers: [contains]\nmatrix:\n  models: [{right}, {half}]\n")
+    outcome = evalyard.evaluate(str(path), app=app)
+    assert isinstance(outcome, ExperimentOutcome)
+    assert [c.label for c in outcome.cells] == [right, half]
+    assert [o.result.summary["contains"]["mean"] for o in outcome.outcomes] == [1.0, 0.5]
+    cli = json.loads(invoke(app, "run", path, "--json").stdout)
+    assert [c["scorers"]["contains"]["mean"] for c in cli["cells"]] == [1.0, 0.5]
+    one = evalyard.evaluate(path, app=app, generator_config={"model": half})
+    assert one.summary["contains"]["mean"] == 0.5
+
+
 def test_the_experiment_page_shows_the_grid_and_every_cells_output_per_case(app, suite, models, tmp_path):
     right, half = models
     data = json.loads(invoke(app, "run", suite, "-s", "contains", "-m", right, "-m", half, "--json").stdout)

@@ -11,31 +11,6 @@ import click
 from .options import current_app, db_option, echo_json, fmt, json_option, table
 
 
-def grid_cells(app, suite: str | None, models: tuple[str, ...], prompts: tuple[str, ...], params: tuple[str, ...],
-               resume: str | None, db_url: str | None, generator: str | None = None) -> list | None:
-    """The cells when the command runs a grid, else None: several models, prompts or settings on the
-    command line (or ``-g NAME`` with ``--param``: a grid over that generator's parameters), a suite
-    file's ``matrix:`` (when no --model is given), or ``--resume`` naming an experiment (its cells
-    are stored: an empty list)."""
-    from ..experiments import grid, parse_param
-
-    if len(models) > 1 or len(prompts) > 1 or params:
-        if params and not models and not generator and suite and str(suite).endswith((".yaml", ".yml")):
-            own = app.load_suite(suite)[0].generator  # --param alone: the suite's own generator's parameters
-            generator = own[0] if own else None
-        return grid(models, list(prompts) or [None], dict(parse_param(p) for p in params),
-                    generator=generator if params else None)
-    if resume:
-        from ..store.experiments import find_experiment
-
-        return [] if find_experiment(app.open_store(db_url), resume) is not None else None
-    if suite and not models and str(suite).endswith((".yaml", ".yml")):
-        matrix = app.load_suite(suite)[0].matrix
-        if matrix:
-            return grid(matrix["models"], matrix["prompts"], matrix["params"])
-    return None
-
-
 def run_grid(app, request, cells: list, name: str, as_json: bool, out) -> bool:
     """Run (or resume, with ``request.resume`` naming an experiment) the grid and print it; True
     when a cell failed a check."""
@@ -198,13 +173,14 @@ def report_experiment(ref, output, db_url):
     sample of cases. Self-contained, as `evalyard report` is."""
     from pathlib import Path
 
+    from ..report import static_page_media
     from ..report.experiment import build_experiment_report
     from ..store.experiments import get_experiment
 
     store = current_app().open_store(db_url)
     row = get_experiment(store, ref)
     path = Path(output or f"evalyard-experiment-{row.id}.html")
-    path.write_text(build_experiment_report(store, row.id), encoding="utf-8")
+    path.write_text(build_experiment_report(store, row.id, media=static_page_media(store, path)), encoding="utf-8")
     click.echo(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB) for experiment {row.id}")
 
 

@@ -137,7 +137,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     """
     from ..run_service import RunRequest
     from ..suite_files import parse_field_options, parse_scorer_option
-    from .experiments import grid_cells, run_grid
+    from ..experiments import grid_of
+    from .experiments import run_grid
     from .presentation import print_outcome
 
     app = current_app()
@@ -145,8 +146,8 @@ def run(suite, scorers, as_json, fail_under, fail_on_error, resume_id, concurren
     if verbose:
         _log_model_calls()
     _log_batch_progress()
-    cells = grid_cells(app, suite, gen_models, gen_prompts, params, resume_id, db_url,
-                       generator=_parse_generator(generator)[0])
+    cells = grid_of(app, suite, gen_models, gen_prompts, params, resume_id, db_url,
+                    generator=_parse_generator(generator)[0])
     generator_name, generator_config = _generator_choice(generator, gen_models, gen_prompts, params, cells is not None)
     wanted = [*_parse_outputs(outputs), *([("junit", junit_path)] if junit_path else []),
               *([("otel", None)] if otel else [])]
