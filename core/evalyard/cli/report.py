@@ -20,17 +20,18 @@ def report(run_ref, base_ref, output, db_url):
     """Write an HTML report of RUN (a run id, id prefix, run name or suite name).
 
     The page needs nothing but a browser: styles, script, charts and data are all inside it,
-    so it opens from disk and can be attached to a CI job.
+    so it opens from disk and can be attached to a CI job. A case's images and audio are
+    embedded up to a budget in all; the rest are written beside the page, in PAGE_media/.
     """
-    from ..report import build_report
+    from ..report import build_report, static_page_media
 
     store = open_store(db_url)
     try:
         run = store.get_run(run_ref)
-        html = build_report(store, run.id, compare_ref=base_ref)
+        path = Path(output or f"evalyard-report-{run.id}.html")
+        html = build_report(store, run.id, compare_ref=base_ref, media=static_page_media(store, path))
     finally:
         store.close()
-    path = Path(output or f"evalyard-report-{run.id}.html")
     path.write_text(html, encoding="utf-8")
     size = path.stat().st_size
     click.echo(f"wrote {path} ({size / 1024:,.0f} KiB) for run {run.id}" + (f" compared with {base_ref}" if base_ref else ""))

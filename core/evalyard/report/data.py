@@ -17,7 +17,7 @@ import math
 import re
 from typing import Any
 
-from . import charts
+from . import charts, media_view
 
 #: Detail keys whose text is shown as a block of prose or code rather than in the JSON view.
 TEXT_DETAIL_KEYS = ("reasoning", "explanation", "rationale", "reason", "message", "output", "traceback", "stderr")
@@ -245,6 +245,8 @@ def _table(scorers: list[dict[str, Any]], cases: list[Any], columns: dict[str, A
         fields["relevant"] = [c.relevant or None for c in cases]
     if any(c.reference_contexts for c in cases):
         fields["reference_contexts"] = [c.reference_contexts or None for c in cases]
+    if any(c.input_parts for c in cases):  # an input with images or audio, only in runs that have one
+        fields["input_parts"] = [c.input_parts or None for c in cases]
     return {"scorers": [{"name": s["name"], "threshold": s["threshold"], "higher_is_better": s["higher_is_better"]}
                         for s in scorers],
             "cases": fields, "results": columns}
@@ -273,7 +275,8 @@ def gather_run(store, run) -> dict[str, Any]:
         scorers.append({**_scorer_summary(spec, stats, column["v"], labels), "agreement": agreement.get(name),
                         "calibrated_threshold": bool(spec.get("calibration"))})
     return {"header": _header(run, suite, _usage(run, usages), len(cases)), "scorers": scorers,
-            "at_k": retrieval_at_k(scorers), "table": _with_epochs(store, run, _table(scorers, cases, columns))}
+            "at_k": retrieval_at_k(scorers), "table": _with_epochs(store, run, _table(scorers, cases, columns)),
+            "media": media_view.records(cases)}
 
 
 def _with_epochs(store, run, table: dict[str, Any]) -> dict[str, Any]:
@@ -365,7 +368,8 @@ def gather_large_run(store, run, *, case_ids: list[str] | None = None, extra_ids
     large = {"cases": suite.case_count, "shown": len(cases), "top": TOP_CASES, "sample": len(sample),
              "worst": listed(worst), "failing": listed(failing), "paged": case_ids is not None}
     return {"header": _header(run, suite, _usage(run, []), suite.case_count), "scorers": scorers,
-            "at_k": retrieval_at_k(scorers), "table": _with_epochs(store, run, _table(scorers, cases, columns)), "large": large}
+            "at_k": retrieval_at_k(scorers), "table": _with_epochs(store, run, _table(scorers, cases, columns)), "large": large,
+            "media": media_view.records(cases)}
 
 
 def _cases_in_order(store, run, case_ids: list[str]) -> list[Any]:

@@ -11,7 +11,7 @@ with bounded queries), whatever the number of cases.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -21,13 +21,17 @@ CASES_SHOWN = 60
 
 
 def build_experiment_report(store: Store, ref: str, nav: list[tuple[str, str]] | None = None,
-                            run_link: str | None = None) -> str:
+                            run_link: str | None = None,
+                            media: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> str:
     """The page of experiment ``ref``. ``run_link``: a URL pattern with ``{run}`` that each
-    cell's run links to (the dashboard's run page); None on the self-contained static page."""
+    cell's run links to (the dashboard's run page); None on the self-contained static page.
+    ``media``: where the cases' images and audio come from, as in ``build_report``."""
     from ..experiments import Cell, compare_cells
+    from ..scoring import Case
     from ..store.experiments import cell_runs, get_experiment
     from ..store.reading import cases_by_id, results_of_cases, sample_case_ids
     from .epochs import case_epochs, epochs_of
+    from .media_view import records, static_sources
     from .render import render_page
 
     row = get_experiment(store, ref)
@@ -68,7 +72,11 @@ def build_experiment_report(store: Store, ref: str, nav: list[tuple[str, str]] |
             cases.append({"id": case_id, **content[case_id], "cells": cells_view,
                           "disagree": disagreement(cells_view, scorers), "changed": changed_across_epochs(cells_view)})
     missing = [cells[i].label for i in range(len(cells)) if i not in runs]
-    return render_page("experiment.html.j2", nav=nav, experiment=row, rows=rows, scorers=scorers, cases=cases,
+    found = records(Case(id=c["id"], input_parts=c["dialogue"].get("input_parts"), messages=c["dialogue"].get("messages"))
+                    for c in cases)
+    place = media or (lambda found: static_sources(store, found, None))
+    return render_page("experiment.html.j2", nav=nav, media=place(found) if found else None,
+                       experiment=row, rows=rows, scorers=scorers, cases=cases,
                        at_k=cells_at_k(rows, scorers),
                        tests=comparison["tests"], missing=missing, shown=CASES_SHOWN, run_link=run_link,
                        with_epochs=any(r.get("epochs", 1) > 1 for r in rows))

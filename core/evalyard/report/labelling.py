@@ -2,7 +2,8 @@
 person's yes/no label of each (``evalyard.services.save_label``).
 
 It writes, so it accepts a write only from itself (``local_page``: Host, Origin and token
-checks, CSP); the one write route stores a label of a case this session offered.
+checks, CSP); the one write route stores a label of a case this session offered, and the one
+other route, ``/media/SHA256``, answers with the images and audio of those cases only.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from .local_page import TOKEN_HEADER, guarded_app, make_local_server, write_refused
+from . import media_view
+from .local_page import TOKEN_HEADER, guarded_app, make_local_server, page_response, read_refused, write_refused
 from .render import assets, data_element, environment, script
 
 __all__ = ["TOKEN_HEADER", "create_label_app", "make_label_server"]
@@ -50,11 +52,13 @@ def page_cases(store, run, entry: dict[str, Any], picks: list) -> list[dict[str,
         if case is None:  # a result whose case is gone from the suite: nothing to show
             continue
         stored = labels.get(case.id)
-        shown.append({"id": case.id, "why": pick.why, "input": _cut(case.input), "candidate": _cut(case.candidate),
+        shown.append({"id": case.id, "why": pick.why, "input": _cut(case.input), "input_parts": case.input_parts,
+                      "candidate": _cut(case.candidate),
                       "reference": _cut(case.reference), "context": [_cut(c) for c in case.context],
                       "messages": case.messages,
                       "verdict": _verdict(verdicts.get(case.id)),
-                      "label": stored and {"label": stored["label"], "labeller": stored["labeller"]}})
+                      "label": stored and {"label": stored["label"], "labeller": stored["labeller"]},
+                      "case": case})
     return shown
 
 
@@ -67,10 +71,11 @@ def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller
 
     token = token or secrets.token_urlsafe(32)
     cases = page_cases(store, run, entry, picks)
+    media = media_view.records([case.pop("case") for case in cases])  # the media of the cases offered, by hash
     offered = {case["id"] for case in cases}
     css = assets()[0]
-    js, script_hash = script("conversation.js", "post.js", "label.js")
-    flask, app, refuse = guarded_app("evalyard.label", script_hash)
+    js, script_hash = script("media.js", "conversation.js", "post.js", "label.js")
+    flask, app, refuse = guarded_app("evalyard.label", script_hash, media=bool(media))
 
     @app.get("/")
     def page():
@@ -80,8 +85,12 @@ def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller
                 "show_verdict": show_verdict, "token": token, "cases": cases, "labels": list(LABELS)}
         html = environment().get_template("label.html.j2").render(
             css=Markup(css), js=Markup(js), data=Markup(data_element(data, compress_above=1 << 62)),
+            media=Markup(media_view.element(media_view.served_sources(media))),
             run=run, scorer=entry["name"], count=len(cases), nav=[])
-        return flask.Response(html, content_type="text/html; charset=utf-8")
+        return page_response(flask, html, token)
+
+    app.add_url_rule("/media/<sha256>", "media", media_view.media_route(
+        flask, store, lambda sha256: sha256 in media, lambda: read_refused(flask, refuse, token)))
 
     @app.post("/label")
     def label():

@@ -9,11 +9,17 @@ one place, so both pages hold the same rules.
   so a cross-site form or fetch is refused (403) even before the token is looked at;
 - every answer carries a Content-Security-Policy that allows the page's own script (by hash)
   and requests to itself only, may not be framed (no clickjacking of the keys), is not cached
-  (the page carries the token) and sends no Referer.
+  (the page carries the token) and sends no Referer;
+- a page with images or audio gets them from its own ``/media/SHA256`` route (``media_view``),
+  which an <img> or <audio> reaches without a header of the page's choosing: the page sets the
+  token in a cookie of its own (HttpOnly, SameSite=Strict, so no other site's request carries
+  it), and the route answers only with that cookie, never to a request from another origin, and
+  only for media of the cases the page offers.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from typing import Any
 
@@ -23,12 +29,14 @@ TOKEN_HEADER = "X-Evalyard-Token"
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
 
-def policy(script_hash: str) -> str:
-    return (f"default-src 'none'; script-src '{script_hash}'; style-src 'unsafe-inline'; img-src data:; "
+def policy(script_hash: str, media: bool = False) -> str:
+    """The pages' policy; ``media``: the page shows images or audio, from its own route."""
+    images = "img-src data: 'self'; media-src 'self'" if media else "img-src data:"
+    return (f"default-src 'none'; script-src '{script_hash}'; style-src 'unsafe-inline'; {images}; "
             "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'")
 
 
-def guarded_app(name: str, script_hash: str) -> tuple[Any, Any, Any]:
+def guarded_app(name: str, script_hash: str, media: bool = False) -> tuple[Any, Any, Any]:
     """(flask, a Flask app with the Host check and the headers above, ``refuse(status, message)``).
     ``app.config["ALLOWED_HOSTS"]``: the Host values it answers (``make_local_server`` sets them
     once the port is known; until then nothing is answered)."""
@@ -37,7 +45,7 @@ def guarded_app(name: str, script_hash: str) -> tuple[Any, Any, Any]:
     flask = _flask()
     app = flask.Flask(name)
     app.config["ALLOWED_HOSTS"] = set()
-    header = policy(script_hash)
+    header = policy(script_hash, media)
 
     def refuse(status: int, message: str):
         return flask.jsonify({"error": message}), status
@@ -72,6 +80,33 @@ def write_refused(flask, refuse, token: str):
     if not isinstance(body, dict):
         return refuse(400, "expected a JSON object")
     flask.g.body = body
+    return None
+
+
+def cookie_name(token: str) -> str:
+    """The media cookie's name, one per session: cookies are kept per host, not per port, and two
+    pages (two reviewers) may run on one machine at once."""
+    return "evalyard-" + hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def page_response(flask, html: str, token: str):
+    """The page, with the token in its media cookie (see the module docstring)."""
+    response = flask.Response(html, content_type="text/html; charset=utf-8")
+    response.set_cookie(cookie_name(token), token, httponly=True, samesite="Strict", path="/")
+    return response
+
+
+def read_refused(flask, refuse, token: str):
+    """The refusal of a media request that is not from this page (another origin, or without
+    the session's cookie), or None."""
+    request = flask.request
+    origin = request.headers.get("Origin")
+    if origin is not None and origin != f"{request.scheme}://{request.host}":
+        return refuse(403, "cross-origin request refused")
+    if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
+        return refuse(403, "cross-origin request refused")
+    if not hmac.compare_digest(request.cookies.get(cookie_name(token), ""), token):
+        return refuse(403, "missing or wrong session token")
     return None
 
 

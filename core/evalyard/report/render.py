@@ -33,7 +33,7 @@ def environment():
 def assets() -> tuple[str, str, str]:
     """(css, js, the CSP source that allows exactly this script and no other)."""
     css = (HERE / "assets" / "report.css").read_text(encoding="utf-8")
-    return (css, *script("conversation.js", "report.js"))
+    return (css, *script("media.js", "conversation.js", "report.js"))
 
 
 @lru_cache(maxsize=4)
@@ -108,12 +108,18 @@ def _finite(data: Any) -> Any:
     return data
 
 
-def render_page(template: str, nav: list[tuple[str, str]] | None = None, **context: Any) -> str:
+def render_page(template: str, nav: list[tuple[str, str]] | None = None,
+                media: dict[str, Any] | None = None, **context: Any) -> str:
+    """A page of ``template``; ``media``: its media's sources (``media_view``), which its policy
+    allows and its data element carries."""
     from markupsafe import Markup
+
+    from . import media_view
 
     css, js, script_hash = assets()
     return environment().get_template(template).render(
         css=Markup(css), js=Markup(js), script_hash=script_hash, nav=nav or [],
+        media_policy=Markup(media_view.policy(media)), media_element=Markup(media_view.element(media)),
         generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), **context)
 
 
@@ -133,13 +139,14 @@ def data_element(data: Any, compress_above: int = COMPRESS_ABOVE) -> str:
 
 
 def render_report(gathered: dict[str, Any], compare: dict[str, Any] | None = None,
-                  nav: list[tuple[str, str]] | None = None, paging: dict[str, Any] | None = None) -> str:
+                  nav: list[tuple[str, str]] | None = None, paging: dict[str, Any] | None = None,
+                  media: dict[str, Any] | None = None) -> str:
     from markupsafe import Markup
 
     table = dict(gathered["table"])
     if compare:
         table["base"] = compare["table"]
     compare_view = {k: v for k, v in compare.items() if k != "table"} if compare else None
-    return render_page("report.html.j2", nav=nav, h=gathered["header"], scorers=gathered["scorers"],
+    return render_page("report.html.j2", nav=nav, media=media, h=gathered["header"], scorers=gathered["scorers"],
                        compare=compare_view, data_element=Markup(data_element(table)),
                        large=gathered.get("large"), paging=paging, at_k=gathered.get("at_k") or [])

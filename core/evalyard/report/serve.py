@@ -1,6 +1,7 @@
 """``evalyard serve``: a local, read-only dashboard over the run history: runs (a run's page is
 its report), two runs compared, experiments and an experiment's page (the grid and the case view,
-rendered as ``evalyard experiments report`` renders them).
+rendered as ``evalyard experiments report`` renders them), and a case's images and audio
+(``/media/SHA256``).
 
 Flask, because the store is synchronous SQLAlchemy (an async framework would only push every
 query to a thread pool), the report's Jinja2 templates are Flask's own template language, and
@@ -48,6 +49,7 @@ def create_app(store, limit: int = 500):
     from . import build_report
     from .experiment import build_experiment_report
     from .data import gather_large_run, is_large
+    from .media_view import media_route, served_sources
     from .render import render_page, render_report
 
     app = flask.Flask("evalyard.dashboard")
@@ -73,7 +75,7 @@ def create_app(store, limit: int = 500):
             run = store.get_run(run_ref)
             if is_large(store, run):
                 return paged_run(run)
-            return page(build_report(store, run.id, nav=nav + [("compare…", "/#compare")]))
+            return page(build_report(store, run.id, nav=nav + [("compare…", "/#compare")], media=served_sources))
         except UnknownNameError as exc:
             return not_found(str(exc))
 
@@ -81,7 +83,7 @@ def create_app(store, limit: int = 500):
     def run_report(run_ref: str):
         """The bounded report of a large run (worst, failing and sampled cases), as ``evalyard report``."""
         try:
-            return page(build_report(store, run_ref, nav=nav + [("compare…", "/#compare")]))
+            return page(build_report(store, run_ref, nav=nav + [("compare…", "/#compare")], media=served_sources))
         except UnknownNameError as exc:
             return not_found(str(exc))
 
@@ -113,7 +115,8 @@ def create_app(store, limit: int = 500):
                   "first": number * size + 1 if ids else 0, "last": number * size + len(ids),
                   "filtered": bool(scorer or failing)}
         links = nav + [("compare…", "/#compare"), ("worst, failing and sampled cases", f"/runs/{run.id}/report")]
-        return page(render_report(gathered, None, nav=links, paging=paging))
+        return page(render_report(gathered, None, nav=links, paging=paging,
+                                  media=served_sources(gathered["media"]) if gathered["media"] else None))
 
     def bad_request(message: str):
         return page(render_page("message.html.j2", nav=nav, title="Bad request", message=message), 400)
@@ -124,7 +127,7 @@ def create_app(store, limit: int = 500):
         if not base or not new:
             return not_found("compare needs two runs: /compare?base=RUN&new=RUN")
         try:
-            return page(build_report(store, new, compare_ref=base, nav=nav))
+            return page(build_report(store, new, compare_ref=base, nav=nav, media=served_sources))
         except UnknownNameError as exc:
             return not_found(str(exc))
 
@@ -144,10 +147,13 @@ def create_app(store, limit: int = 500):
     def experiment_view(ref: str):
         """The static experiment page (``evalyard experiments report``), its cells linked to their runs."""
         try:
-            return page(build_experiment_report(store, ref, nav=nav, run_link="/runs/{run}"))
+            return page(build_experiment_report(store, ref, nav=nav, run_link="/runs/{run}", media=served_sources))
         except UnknownNameError as exc:
             return not_found(str(exc))
 
+    # a case's images and audio, for the pages above: the dashboard shows the whole database to
+    # whoever reaches it, so any stored medium, by its hash
+    app.add_url_rule("/media/<sha256>", "media", media_route(flask, store, lambda sha256: True, lambda: None))
     return app
 
 

@@ -1,8 +1,9 @@
 "use strict";
 // A conversation case drawn as its turns: each message's role and text, an assistant's tool calls
 // (name and JSON arguments) and the tool results answering them, and beside each message the
-// per-turn verdicts judges gave it (details.turns: {message, verdict, value, reason, error}).
-// Shared by the report, the dashboard and the labelling page; text only, never HTML.
+// per-turn verdicts judges gave it (details.turns: {message, verdict, value, reason, error}), a
+// message's images and audio drawn by media.js. Shared by the report, the dashboard, the labelling
+// and review pages; text only, never HTML.
 var evalyardConversation = (function () {
   function node(tag, cls, text) {
     var n = document.createElement(tag);
@@ -12,7 +13,7 @@ var evalyardConversation = (function () {
   }
   function textOf(content) {
     if (Array.isArray(content)) {
-      return content.map(function (p) { return p && p.type !== "image_url" ? (p.text || "") : "[image]"; }).join("\n");
+      return content.map(function (p) { return (p && p.text) || ""; }).join("\n");
     }
     return content == null ? "" : String(content);
   }
@@ -61,8 +62,14 @@ var evalyardConversation = (function () {
       if (role === "tool") head.appendChild(node("span", "tool-result-name mono", " " + (names[m.tool_call_id] || m.tool_call_id || "")));
       head.appendChild(node("span", "turn-index muted", " #" + i));
       body.appendChild(head);
-      var text = textOf(m.content);
-      if (text) body.appendChild(node("pre", "text turn-content", text));
+      if (evalyardMedia.hasMedia(m.content)) {  // images and audio among the text, in their order
+        var parts = evalyardMedia.parts(m.content);
+        parts.className += " turn-content";
+        body.appendChild(parts);
+      } else {
+        var text = textOf(m.content);
+        if (text) body.appendChild(node("pre", "text turn-content", text));
+      }
       (m.tool_calls || []).forEach(function (c) {
         var call = node("div", "tool-call");
         call.setAttribute("data-tool", c.function.name);

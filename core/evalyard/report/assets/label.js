@@ -28,7 +28,11 @@
     var c = cases[at];
     $("label-id").textContent = c.id + (c.why ? "  [" + c.why + "]" : "");
     $("label-input").textContent = c.input || "";
-    $("label-input-box").hidden = !c.input && !!c.messages;
+    $("label-input").hidden = !!c.input_parts;
+    var parts = $("label-input-parts");  // an input with images or audio: its parts in order
+    while (parts.firstChild) parts.removeChild(parts.firstChild);
+    if (c.input_parts) parts.appendChild(evalyardMedia.parts(c.input_parts));
+    $("label-input-box").hidden = !c.input && !c.input_parts && !!c.messages;
     $("label-candidate-box").hidden = c.candidate === null && !!c.messages;
     var turns = $("label-conversation");
     while (turns.firstChild) turns.removeChild(turns.firstChild);

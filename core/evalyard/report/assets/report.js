@@ -335,7 +335,9 @@
       current = i;
       document.getElementById("cv-title").textContent = "Case " + C.id[i];
       cvBody.textContent = "";
-      if (C.input[i] != null) cvBody.appendChild(field("input", textBlock(C.input[i])));
+      var parts = C.input_parts && C.input_parts[i];
+      if (parts) cvBody.appendChild(field("input", evalyardMedia.parts(parts)));  // its text, images and audio in order
+      else if (C.input[i] != null) cvBody.appendChild(field("input", textBlock(C.input[i])));
       var messages = C.messages && C.messages[i];
       if (messages) {
         // the turns, with each judge's per-turn verdicts (details.turns) beside the message it judged

@@ -31,7 +31,11 @@
     var c = cases[at], mine = given[c.id];
     $("review-id").textContent = c.id;
     $("review-input").textContent = c.input || "";
-    $("review-input-box").hidden = !c.input && !!c.messages;
+    $("review-input").hidden = !!c.input_parts;
+    var parts = $("review-input-parts");  // an input with images or audio: its parts in order
+    clear(parts);
+    if (c.input_parts) parts.appendChild(evalyardMedia.parts(c.input_parts));
+    $("review-input-box").hidden = !c.input && !c.input_parts && !!c.messages;
     var turns = $("review-conversation");
     clear(turns);
     $("review-conversation-box").hidden = !c.messages;
