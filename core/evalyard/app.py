@@ -21,6 +21,7 @@ from .settings import Settings
 from .suite import ScorerSpec, Suite
 
 if TYPE_CHECKING:
+    from .analysis.reducers import ReducerNames
     from .experiments import ExperimentOutcome, ExperimentRequest
     from .results import Results
     from .run_service import RunOutcome, RunRequest
@@ -220,16 +221,18 @@ def merge_scorer_choice(suite_specs: list[ScorerSpec], chosen: list[ScorerSpec])
     return out
 
 
-def with_reducers(specs: list[ScorerSpec], reducers: Sequence[tuple[str | None, str]], epochs: int) -> list[ScorerSpec]:
+def with_reducers(specs: list[ScorerSpec], reducers: Sequence[tuple[str | None, str]], epochs: int,
+                  known: ReducerNames) -> list[ScorerSpec]:
     """The specs with ``--reducer [SCORER=]SPEC`` applied (a named scorer's own over one for
-    all), each reducer checked against the epochs: ``pass_at_k:k=5`` needs 5 of them."""
+    all), each reducer found in ``known`` (the registered reducers) and checked against the
+    epochs: ``pass_at_k:k=5`` needs 5 of them."""
     import dataclasses
 
     from .analysis.reducers import parse_reducer
 
     names = {s.name for s in specs}
     for scorer, spec in reducers:  # each as given, an empty one too (never a silent mean)
-        parse_reducer(spec, f"--reducer {scorer}=" if scorer is not None else "--reducer")
+        parse_reducer(spec, f"--reducer {scorer}=" if scorer is not None else "--reducer", known)
     every = [spec for scorer, spec in reducers if scorer is None]
     named = {}
     for scorer, spec in reducers:
@@ -241,7 +244,7 @@ def with_reducers(specs: list[ScorerSpec], reducers: Sequence[tuple[str | None, 
     for spec in specs:
         chosen = named.get(spec.name) or (every[-1] if every else None)
         where = "--reducer" if chosen else (spec.origin or "scorer")
-        reducer = parse_reducer(chosen or spec.reducer or "mean", where)
+        reducer = parse_reducer(chosen or spec.reducer or "mean", where, known)
         reducer.check_epochs(epochs, where)
         out.append(dataclasses.replace(spec, reducer=reducer.spec if (chosen or spec.reducer) else None))
     return out
@@ -539,7 +542,7 @@ class Application:
         if not specs and default_scorers:
             specs = default_scorers
         epochs = epochs or loaded.epochs or 1
-        specs = with_reducers(specs, reducers, epochs)
+        specs = with_reducers(specs, reducers, epochs, registry.reducers)
         specs = with_extractions(specs, extracts, loaded.extract)
         if epochs > 1:
             run_settings["epochs"] = epochs

@@ -129,6 +129,22 @@ def register_executors(register, app):
 
 
 @hookspec
+def register_reducers(register, app):
+    """Register epoch reducers (how a case's trials under ``--epochs N`` make its one score):
+    ``register(name, reduce, params=(), needs_k=False)``. ``reduce(scored, reducer, epochs)``
+    gets the case's scored trials (``evalyard.Trial``: ``value``, ``label``, ``passed``, and
+    ``number``, the value as inspect_ai reads it; never empty: failed trials are left out, and
+    trials whose values are dicts come one key at a time), the parsed ``evalyard.Reducer`` (its
+    ``k`` and ``value`` as the user gave them) and how many trials the case had; it returns the
+    case's value as a number, or an ``evalyard.Reduced`` (a value, a label, whether it passed, or
+    an error). ``params`` names which of ``k`` and ``value`` the reducer takes (``NAME:k=3``),
+    ``needs_k`` makes ``k`` required. ``--reducer NAME`` and a suite's ``reducer:`` find it by name
+    (``PLUGIN/NAME`` when two plugins register one name). ``mean``, ``median``, ``mode``,
+    ``max``, ``min``, ``pass_at_k`` and ``at_least_k`` are built-ins; ``namespace=`` as for
+    scorers."""
+
+
+@hookspec
 def register_model_providers(register, app):
     """Register model providers: ``register(name, handler)`` sends the model strings ``NAME/...``
     to ``handler``, a litellm custom handler (``completion`` / ``acompletion``; subclassing

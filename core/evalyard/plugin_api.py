@@ -48,6 +48,10 @@ LAZY: dict[str, tuple[str, str]] = {
     "ScorerRef": ("scorer_ref", "ScorerRef"),
     "Outcome": ("scorer_ref", "Outcome"),
     "import_file": ("plugins", "import_file"),
+    # epoch reducers a plugin adds (``register_reducers``): what a reducer reads and returns
+    "Trial": ("analysis.reducers", "Trial"),
+    "Reduced": ("analysis.reducers", "Reduced"),
+    "Reducer": ("analysis.reducers", "Reducer"),
     # calibration of a judge against human labels
     "source_value": ("analysis.calibration", "source_value"),
     # command-line helpers for ``register_commands``

@@ -32,6 +32,7 @@ BUILTIN_PLUGINS = (
     "evalyard.builtins.outputs",
     "evalyard.builtins.scorers",
     "evalyard.builtins.executors",
+    "evalyard.builtins.reducers",
     "evalyard.builtins.generators",
     "evalyard.builtins.commands",
     "evalyard.testing.scripted",

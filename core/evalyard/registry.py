@@ -1,5 +1,5 @@
 """What plugins registered, built once per application: scorers, generators, prompt templates,
-loaders, output formats, executors, scorer kinds, model providers, typed settings, commands and the tables of
+loaders, output formats, executors, scorer kinds, epoch reducers, model providers, typed settings, commands and the tables of
 hooks plugins declare themselves (``registered``).
 
 Every entry is namespaced by the plugin that registered it: ``lexicon/exact_match``. A
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generic, TypeVar
 
+from .analysis.reducers import PARAMETERS, ReducerKind
 from .errors import PluginError, UnknownNameError
 from .outputs import OutputFormat
 from .plugin_settings import PluginSettings
@@ -57,11 +58,11 @@ class Table(Generic[T]):
         if "/" in name:
             found = self.entries.get(name)
             if found is None:
-                raise UnknownNameError(f"unknown {self.kind} {name!r} (known: {self._known()})")
+                raise UnknownNameError(f"unknown {self.kind} {name!r} (known: {self.known()})")
             return found
         matches = [e for e in self.entries.values() if e.name == name]
         if not matches:
-            raise UnknownNameError(f"unknown {self.kind} {name!r} (known: {self._known()})")
+            raise UnknownNameError(f"unknown {self.kind} {name!r} (known: {self.known()})")
         if len(matches) > 1:
             qualified = ", ".join(sorted(e.qualified for e in matches))
             raise UnknownNameError(f"{self.kind} name {name!r} is ambiguous: use one of {qualified}")
@@ -91,7 +92,8 @@ class Table(Generic[T]):
         same = sum(1 for e in self.entries.values() if e.name == entry.name)
         return entry.name if same == 1 else entry.qualified
 
-    def _known(self) -> str:
+    def known(self) -> str:
+        """The names to use, for an error message: ``a, b, x/c, y/c``."""
         names = sorted({self.display_name(e) for e in self.entries.values()})
         return ", ".join(names) or "none installed"
 
@@ -114,6 +116,7 @@ class Registry:
     outputs: Table[OutputFormat] = field(default_factory=lambda: Table("output format"))
     executors: Table[Callable] = field(default_factory=lambda: Table("executor"))
     scorer_kinds: Table[Callable] = field(default_factory=lambda: Table("scorer kind"))
+    reducers: Table[ReducerKind] = field(default_factory=lambda: Table("reducer"))
     #: model providers by model-string prefix (after ``wrap_model_provider``)
     providers: dict[str, Any] = field(default_factory=dict)
     settings: PluginSettings = field(default_factory=PluginSettings)
@@ -359,7 +362,19 @@ def build(host: PluginHost, settings: PluginSettings | None = None,
             add(reg.scorer_kinds, kind, factory, plugin, namespace)
         return register
 
+    def reducer_register(plugin: str):
+        def register(name: str, reduce: Callable, *, params: tuple[str, ...] | list[str] = (), needs_k: bool = False,
+                     namespace: str | None = None) -> None:
+            taken = frozenset(params) if not isinstance(params, str) else frozenset({params})
+            if (not isinstance(name, str) or not name or "/" in name or ":" in name or not callable(reduce)
+                    or not taken <= PARAMETERS or (needs_k and "k" not in taken)):
+                raise PluginError(f"plugin {plugin!r}: register(name, reduce, params=('k', 'value'), needs_k=False) "
+                                  "needs a reducer name (no '/' or ':'), a callable, and parameters among k and value")
+            add(reg.reducers, name, ReducerKind(name, reduce, taken, bool(needs_k)), plugin, namespace)
+        return register
+
     host.call_per_plugin("register_executors", register=executor_register)
     host.call_per_plugin("register_scorer_kinds", register=scorer_kind_register)
+    host.call_per_plugin("register_reducers", register=reducer_register)
     reg.providers = collect_providers(host, added_providers)
     return reg

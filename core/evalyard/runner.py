@@ -172,7 +172,8 @@ def prepare_scorers(specs: list[ScorerSpec], registry: Registry, executor: str |
         if chosen not in registry.executors:
             raise InputError(f"{where}: scorer {spec.name!r} wants executor {chosen!r}, which no plugin registered "
                              f"(known: {', '.join(sorted(e.name for e in registry.executors))})")
-        reducer = parse_reducer(spec.reducer, f"{where}: scorer {spec.name!r}") if spec.reducer else Reducer()
+        reducer = (parse_reducer(spec.reducer, f"{where}: scorer {spec.name!r}", registry.reducers) if spec.reducer
+                   else Reducer())
         # the answer is read for the scorers that read it: `--extract code` for every scorer leaves a
         # retrieval measure or a judge of the context alone, instead of failing them on an unfenced answer
         reads_answer = "candidate" in (*scorer.required_fields(), *cls.reads)

@@ -122,7 +122,7 @@ def parse_scorer_option(text: str, path: str | None = None, line: int | None = N
                       batch_size=int(batch_size) if batch_size is not None else None)
 
 
-def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[ScorerSpec]:
+def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int, registry: Registry) -> list[ScorerSpec]:
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -152,7 +152,7 @@ def _scorer_specs(raw: Any, thresholds: Any, path: str, line: int) -> list[Score
                                                     or not isinstance(threshold, (int, float))):
             raise InputError(f"expected a number or {CALIBRATED!r}", path=path, line=item_line, field=f"scorers.{item['name']}.threshold")
         reducer = _reducer(item.get("reducer"), path, _key_line(item, "reducer", item_line),
-                           f"scorers.{item['name']}.reducer")
+                           f"scorers.{item['name']}.reducer", registry)
         batch_size = item.get("batch_size")
         if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
             raise InputError("expected a whole number of at least 1", path=path, line=item_line,
@@ -188,17 +188,17 @@ def _extract(raw: Any, path: str, line: int, field: str) -> tuple[str, ...] | No
         raise InputError(str(exc).removeprefix("extract: "), path=path, line=line, field=field) from None
 
 
-def _reducer(raw: Any, path: str, line: int, field: str) -> str | None:
-    """A reducer spec (``pass_at_k:k=2``), checked; None when absent."""
+def _reducer(raw: Any, path: str, line: int, field: str, registry: Registry) -> str | None:
+    """A reducer spec (``pass_at_k:k=2``), checked against the registered reducers; None when absent."""
     if raw is None:
         return None
     from .analysis.reducers import parse_reducer
 
     if not isinstance(raw, str):
-        raise InputError("expected a reducer (mean, median, mode, max, min, pass_at_k:k=N, at_least_k:k=N)",
-                         path=path, line=line, field=field)
+        raise InputError(f"expected a reducer name (known: {registry.reducers.known()}; pass_at_k and at_least_k "
+                         "take k=N)", path=path, line=line, field=field)
     try:
-        return parse_reducer(raw, field).spec
+        return parse_reducer(raw, field, registry.reducers).spec
     except InputError as exc:
         raise InputError(str(exc).split(": ", 1)[-1], path=path, line=line, field=field) from None
 
@@ -380,7 +380,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
             from .trec import read_qrels, with_qrels
 
             cases = [case for case, _ in with_qrels(zip(cases, origins), read_qrels(qrels))]
-    scorers = _scorer_specs(doc.get("scorers"), doc.get("thresholds"), sp, _line_of(doc))
+    scorers = _scorer_specs(doc.get("scorers"), doc.get("thresholds"), sp, _line_of(doc), registry)
     models = parse_model_settings(doc.get("models"), sp, _line_of(doc))
     prompts = doc.get("prompts") or []
     if isinstance(prompts, str):
@@ -406,7 +406,7 @@ def load_suite(path: str | Path, registry: Registry, *, format: str | None = Non
             raise InputError("expected metadata.FIELD (the case metadata that groups cases)", path=sp,
                              line=_line_of(doc), field="cluster") from None
     epochs = _epochs(doc.get("epochs"), sp, _line_of(doc))
-    default_reducer = _reducer(doc.get("reducer"), sp, _key_line(doc, "reducer", _line_of(doc)), "reducer")
+    default_reducer = _reducer(doc.get("reducer"), sp, _key_line(doc, "reducer", _line_of(doc)), "reducer", registry)
     if default_reducer is not None:
         for spec in scorers:
             spec.reducer = spec.reducer or default_reducer

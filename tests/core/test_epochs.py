@@ -9,6 +9,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from evalyard import Reduced, hookimpl
 from evalyard.cli import cli
 from testutil import count_rows, start_then_kill_9
 
@@ -326,3 +327,76 @@ def test_a_suite_files_bad_reducer_is_reported_on_its_own_line(app, numbers, tmp
                      "    config: {}\n    reducer: mean:k=1\n")
     result = invoke(app, "run", suite, "-m", model("1", "1"))
     assert result.exit_code == 2 and f"{suite}:7: field 'scorers.number.reducer'" in result.output, result.output
+
+
+class SpreadReducers:
+    """A plugin's own reducers: the spread of a case's epochs, and the mean of its k best."""
+
+    @hookimpl
+    def register_reducers(self, register):
+        register("spread", lambda scored, reducer, epochs: max(t.number for t in scored) - min(t.number for t in scored))
+        register("best_k_mean", lambda scored, reducer, epochs: Reduced(
+            value=sum(sorted((t.number for t in scored), reverse=True)[:reducer.k]) / reducer.k),
+            params=("k",), needs_k=True)
+
+
+class OtherSpread:
+    @hookimpl
+    def register_reducers(self, register):
+        register("spread", lambda scored, reducer, epochs: 0.0)
+
+
+def test_a_plugins_reducer_is_found_by_name_listed_and_stored_as_written(app, numbers, tmp_path):
+    path, model = numbers
+    app.register_plugin(SpreadReducers(), name="spreads")
+    result = invoke(app, "run", path, "-s", "number", "-m", model("0.25", "1"), "--epochs", "2", "--reducer", "spread",
+                    "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["scorers"]["number"]["epochs"]["reducer"] == "spread"
+    assert data["scorers"]["number"]["mean"] == pytest.approx((0.75 + 0.0) / 2)  # a: 1 - 0.25, b: 1 - 1
+    result = invoke(app, "run", path, "-s", "number", "-m", model("0.25", "1"), "--epochs", "2",
+                    "--reducer", "number=best_k_mean:k=1", "--json")
+    assert json.loads(result.stdout)["scorers"]["number"]["mean"] == 1.0
+    suite = tmp_path / "suite.yaml"  # a suite file names it as the command line does
+    suite.write_text(f"name: numbers\ndata: {path}\nepochs: 2\nscorers: [number]\nreducer: spread\n")
+    result = invoke(app, "run", suite, "-m", model("0.5", "1"), "--json")
+    assert json.loads(result.stdout)["scorers"]["number"]["mean"] == pytest.approx(0.25)
+    listed = {p["name"]: p for p in json.loads(invoke(app, "plugins", "--json").stdout)}
+    assert listed["spreads"]["reducers"] == ["best_k_mean", "spread"] and "register_reducers" in listed["spreads"]["hooks"]
+
+
+def test_a_reducer_name_two_plugins_share_takes_its_plugins_name(app, numbers):
+    path, model = numbers
+    app.register_plugin(SpreadReducers(), name="spreads")
+    app.register_plugin(OtherSpread(), name="flat")
+    result = invoke(app, "run", path, "-s", "number", "-m", model("0.25", "1"), "--epochs", "2", "--reducer", "spread")
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert "reducer name 'spread' is ambiguous: use one of flat/spread, spreads/spread" in result.output
+    result = invoke(app, "run", path, "-s", "number", "-m", model("0.25", "1"), "--epochs", "2",
+                    "--reducer", "spreads/spread", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["scorers"]["number"]["mean"] == pytest.approx(0.375)
+
+
+def test_an_unknown_reducer_is_one_line_listing_the_known_ones(app, numbers):
+    path, model = numbers
+    app.register_plugin(SpreadReducers(), name="spreads")
+    result = invoke(app, "run", path, "-s", "number", "-m", model("1", "1"), "--epochs", "2", "--reducer", "avg")
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert ("unknown reducer 'avg' (known: at_least_k, best_k_mean, max, mean, median, min, mode, pass_at_k, spread)"
+            in result.output)
+    assert app.open_store().list_runs() == []
+
+
+def test_a_reducer_registered_wrongly_is_a_plugin_error(app):
+    from evalyard.errors import PluginError
+
+    class Broken:
+        @hookimpl
+        def register_reducers(self, register):
+            register("top", lambda scored, reducer, epochs: 1.0, params=("n",))
+
+    app.register_plugin(Broken(), name="broken")
+    with pytest.raises(PluginError, match="parameters among k and value"):
+        app.registry

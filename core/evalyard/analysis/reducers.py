@@ -25,29 +25,24 @@ Trials that mix dicts and plain values, or dicts with different keys, are an err
 
 A reduction that gives no number (NaN: the mean of ``inf`` and ``-inf``; a key no epoch scored)
 is an error of the case, never an empty result that the summary would silently leave out.
+
+Reducers are registered by name as scorers are (``register_reducers``; the built-ins below through
+``evalyard.builtins.reducers``): a registered reducer reduces a case's scored, scalar trials, and
+what is said above (failed trials, dicts key by key, NaN) holds for every reducer alike.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
-from ..errors import InputError
+from ..errors import InputError, UnknownNameError
 
-#: name -> (parameters it takes, whether ``k`` is required)
-REDUCERS: dict[str, tuple[frozenset[str], bool]] = {
-    "mean": (frozenset(), False),
-    "median": (frozenset(), False),
-    "mode": (frozenset(), False),
-    "max": (frozenset(), False),
-    "min": (frozenset(), False),
-    "pass_at_k": (frozenset({"k", "value"}), True),
-    "at_least_k": (frozenset({"k", "value"}), True),
-}
 DEFAULT = "mean"
+#: the parameters a reducer may take (``pass_at_k:k=3,value=0.5``)
+PARAMETERS = frozenset({"k", "value"})
 
 
 @dataclass(frozen=True)
@@ -69,6 +64,11 @@ class Trial:
         """The value inspect_ai would reduce: the number, else the label."""
         return self.value if self.value is not None else self.label  # type: ignore[return-value]
 
+    @property
+    def number(self) -> float:
+        """The value as a number, as inspect_ai reads it (``to_float``): a label ``C`` is 1."""
+        return to_float(self.raw)  # type: ignore[arg-type]
+
 
 @dataclass(frozen=True)
 class Reduced:
@@ -84,6 +84,29 @@ class Reduced:
 
 
 @dataclass(frozen=True)
+class ReducerKind:
+    """A reducer as registered (``register_reducers``): ``reduce(scored, reducer, epochs)`` makes one
+    case's score from its scored trials (never empty: failed trials are left out, and a trial
+    whose value is a dict comes key by key), where ``reducer`` is the parsed ``Reducer`` (its ``k``
+    and ``value``) and ``epochs`` the number of trials the case had; it returns a ``Reduced`` or a
+    number. ``params``: which of ``k`` and ``value`` it takes; ``needs_k``: ``k`` is required."""
+
+    name: str
+    reduce: Callable[[Sequence[Trial], Reducer, int], Reduced | float]
+    params: frozenset[str] = frozenset()
+    needs_k: bool = False
+
+
+class ReducerNames(Protocol):
+    """Where ``parse_reducer`` finds a reducer by name: the registry's table of them
+    (``registry.reducers``), or the built-ins alone (``BUILTINS``)."""
+
+    def get(self, name: str) -> ReducerKind: ...
+
+    def known(self) -> str: ...
+
+
+@dataclass(frozen=True)
 class Reducer:
     """A parsed reducer (``pass_at_k:k=3,value=0.5``)."""
 
@@ -93,6 +116,8 @@ class Reducer:
     #: the spec as the user wrote it (``parse_reducer``): stored and shown as written, never
     #: rebuilt from the parsed numbers (``%g`` would turn ``value=0.99999999`` into 1)
     written: str | None = field(default=None, compare=False)
+    #: what reduces (a plugin's reducer, found by ``parse_reducer``); None: the built-in ``name``
+    kind: ReducerKind | None = field(default=None, compare=False, repr=False)
 
     @property
     def spec(self) -> str:
@@ -111,16 +136,20 @@ class Reducer:
         return reduce_trials(self, trials)
 
 
-def parse_reducer(text: str, where: str = "--reducer") -> Reducer:
-    """``NAME`` or ``NAME:key=value,...``; an InputError names what is wrong. The parsed reducer
-    keeps ``text`` as its spec and uses ``value`` exactly as written."""
+def parse_reducer(text: str, where: str = "--reducer", names: ReducerNames | None = None) -> Reducer:
+    """``NAME`` or ``NAME:key=value,...``, the name found in ``names`` (the registry's reducers;
+    the built-ins when None); an InputError names what is wrong. The parsed reducer keeps
+    ``text`` as its spec and uses ``value`` exactly as written."""
+    names = names if names is not None else BUILTINS
     if not text.strip():
-        raise InputError(f"{where}: expected a reducer name (known: {', '.join(REDUCERS)})")
+        raise InputError(f"{where}: expected a reducer name (known: {names.known()})")
     name, _, rest = text.strip().partition(":")
     name = name.strip()
-    if name not in REDUCERS:
-        raise InputError(f"{where}: unknown reducer {name!r} (known: {', '.join(REDUCERS)})")
-    allowed, needs_k = REDUCERS[name]
+    try:
+        kind = names.get(name)
+    except UnknownNameError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    allowed, needs_k = kind.params, kind.needs_k
     params: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in rest.split(","))):
         key, sep, value = part.partition("=")
@@ -146,7 +175,7 @@ def parse_reducer(text: str, where: str = "--reducer") -> Reducer:
         raise InputError(f"{where}: reducer {name}: value must be a number, not {params['value']!r}") from None
     if not math.isfinite(value):
         raise InputError(f"{where}: reducer {name}: value must be a finite number, not {params['value']!r}")
-    return Reducer(name, k, value, written=text.strip())
+    return Reducer(name, k, value, written=text.strip(), kind=kind)
 
 
 def to_float(raw: float | str | bool) -> float:
@@ -217,29 +246,85 @@ def _reduce_dicts(reducer: Reducer, trials: Sequence[Trial], scored: Sequence[Tr
 
 
 def _reduce_scalars(reducer: Reducer, trials: Sequence[Trial], scored: Sequence[Trial]) -> Reduced:
-    name = reducer.name
-    if name in ("mean", "median"):
-        stat: Callable[[list[float]], float] = statistics.mean if name == "mean" else statistics.median
-        return Reduced(value=float(stat([to_float(t.raw) for t in scored])), label=_shared(scored, "label"),
-                       passed=_shared(scored, "passed"))
-    if name == "mode":
-        winner = Counter(t.raw for t in scored).most_common(1)[0][0]
-        alike = [t for t in scored if t.raw == winner]
-        if isinstance(winner, str):
-            return Reduced(label=winner, passed=_shared(alike, "passed"))
-        return Reduced(value=float(winner), label=_shared(alike, "label"), passed=_shared(alike, "passed"))
-    if name in ("max", "min"):
-        pick = max if name == "max" else min
-        chosen = pick(scored, key=lambda t: to_float(t.raw))
-        return Reduced(value=chosen.value, label=chosen.label, passed=chosen.passed)
-    correct = sum(1 for t in scored if to_float(t.raw) >= reducer.value)
-    k = reducer.k or 1
-    if name == "at_least_k":
-        return Reduced(value=1.0 if correct >= k else 0.0, passed=correct >= k)
-    total = len(scored)  # pass_at_k
+    kind = reducer.kind or BUILTIN_KINDS[reducer.name]
+    reduced = kind.reduce(scored, reducer, len(trials))
+    return reduced if isinstance(reduced, Reduced) else Reduced(value=float(reduced))
+
+
+def _mean(scored: Sequence[Trial], reducer: Reducer, epochs: int) -> Reduced:
+    import statistics  # here, not at the top: the registry loads this module at every start-up
+
+    return Reduced(value=float(statistics.mean([t.number for t in scored])), label=_shared(scored, "label"),
+                   passed=_shared(scored, "passed"))
+
+
+def _median(scored: Sequence[Trial], reducer: Reducer, epochs: int) -> Reduced:
+    import statistics
+
+    return Reduced(value=float(statistics.median([t.number for t in scored])), label=_shared(scored, "label"),
+                   passed=_shared(scored, "passed"))
+
+
+def _mode(scored: Sequence[Trial], reducer: Reducer, epochs: int) -> Reduced:
+    winner = Counter(t.raw for t in scored).most_common(1)[0][0]
+    alike = [t for t in scored if t.raw == winner]
+    if isinstance(winner, str):
+        return Reduced(label=winner, passed=_shared(alike, "passed"))
+    return Reduced(value=float(winner), label=_shared(alike, "label"), passed=_shared(alike, "passed"))
+
+
+def _max(scored: Sequence[Trial], reducer: Reducer, epochs: int) -> Reduced:
+    chosen = max(scored, key=lambda t: t.number)
+    return Reduced(value=chosen.value, label=chosen.label, passed=chosen.passed)
+
+
+def _min(scored: Sequence[Trial], reducer: Reducer, epochs: int) -> Reduced:
+    chosen = min(scored, key=lambda t: t.number)
+    return Reduced(value=chosen.value, label=chosen.label, passed=chosen.passed)
+
+
+def _correct(scored: Sequence[Trial], reducer: Reducer) -> int:
+    return sum(1 for t in scored if t.number >= reducer.value)
+
+
+def _at_least_k(scored: Sequence[Trial], reducer: Reducer, epochs: int) -> Reduced:
+    reached = _correct(scored, reducer) >= (reducer.k or 1)
+    return Reduced(value=1.0 if reached else 0.0, passed=reached)
+
+
+def _pass_at_k(scored: Sequence[Trial], reducer: Reducer, epochs: int) -> Reduced:
+    k, total = reducer.k or 1, len(scored)
     if total < k:
-        return Reduced(error=f"pass_at_k: only {total} of {len(trials)} epochs were scored, fewer than k={k}")
-    return Reduced(value=pass_at_k(total, correct, k))
+        return Reduced(error=f"pass_at_k: only {total} of {epochs} epochs were scored, fewer than k={k}")
+    return Reduced(value=pass_at_k(total, _correct(scored, reducer), k))
+
+
+#: the core's reducers, registered through ``register_reducers`` as a plugin's are
+#: (``evalyard.builtins.reducers``); in the order they are listed
+BUILTIN_KINDS: dict[str, ReducerKind] = {kind.name: kind for kind in (
+    ReducerKind("mean", _mean),
+    ReducerKind("median", _median),
+    ReducerKind("mode", _mode),
+    ReducerKind("max", _max),
+    ReducerKind("min", _min),
+    ReducerKind("pass_at_k", _pass_at_k, PARAMETERS, needs_k=True),
+    ReducerKind("at_least_k", _at_least_k, PARAMETERS, needs_k=True),
+)}
+
+
+class _Builtins:
+    """The built-in reducers alone, for ``parse_reducer`` without a registry (pure uses, tests)."""
+
+    def get(self, name: str) -> ReducerKind:
+        if name not in BUILTIN_KINDS:
+            raise UnknownNameError(f"unknown reducer {name!r} (known: {self.known()})")
+        return BUILTIN_KINDS[name]
+
+    def known(self) -> str:
+        return ", ".join(BUILTIN_KINDS)
+
+
+BUILTINS: ReducerNames = _Builtins()
 
 
 def pass_at_k(total: int, correct: int, k: int) -> float:
@@ -263,6 +348,8 @@ def stability(cases: Iterable[Sequence[Trial]]) -> dict[str, Any]:
     share whose verdict (pass/fail where there is one, else the label, else the value) differs
     across epochs, and the pooled within-case standard deviation of the values (the square root
     of the mean of each case's sample variance)."""
+    import statistics
+
     compared = unstable = 0
     variances: list[float] = []
     for trials in cases:

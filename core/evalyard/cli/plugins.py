@@ -90,7 +90,9 @@ def plugins(as_json, show_all, show_settings):
     registry = app.registry if infos else None
     data = [
         {"name": i.name, "namespace": i.namespace, "namespaces": registry.namespaces(i.name), "version": i.version,
-         "distribution": i.distribution, "builtin": i.builtin, "hooks": i.hooks}
+         "distribution": i.distribution, "builtin": i.builtin, "hooks": i.hooks,
+         # the epoch reducers it registered, as --reducer names them (they have no listing of their own)
+         "reducers": [registry.reducers.display_name(e) for e in registry.reducers if e.plugin == i.name]}
         for i in infos
     ]
     if as_json:
