@@ -363,3 +363,20 @@ def test_review_page_shows_the_media_and_nothing_that_tells_the_runs_apart(media
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_dashboard_serves_its_pages_media_by_hash(media_app, media_grid):
+    from evalyard.report.serve import create_app
+
+    db, grid = media_grid
+    store = media_app.open_store(db)
+    try:
+        client = create_app(store).test_client()
+        page = client.get(f"/runs/{_runs(grid)[0]}").get_data(as_text=True)
+        assert f'"src":"/media/{sha(IMAGE)}"' in page and "img-src data: 'self'; media-src data: 'self';" in page
+        answer = client.get(f"/media/{sha(CLIP)}")
+        assert answer.status_code == 200 and answer.data == CLIP and answer.content_type == "audio/wav"
+        assert answer.headers["X-Content-Type-Options"] == "nosniff"
+        assert client.get("/media/" + "0" * 64).status_code == 404
+    finally:
+        store.close()
