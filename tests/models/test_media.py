@@ -419,3 +419,25 @@ def test_exports_carry_each_case_media_hash_and_path(app, tmp_path, fmt):
     (record,) = media["pic"]
     assert record == {"field": "input[1]", "sha256": sha(image), "type": "image/png", "size": len(image),
                       "path": "pic.png", "width": 4, "height": 3}
+
+
+def test_an_html_export_to_a_file_links_the_media_past_its_budget_from_beside_it(app, tmp_path):
+    """`runs export --format html -o PAGE`: a clip larger than the page's embedding budget is
+    written once beside the page and linked (on standard output it could only be left out)."""
+    from evalyard.report.media_view import EMBED_MEDIA_BYTES
+
+    clip = wav(EMBED_MEDIA_BYTES // 2 + 1000)  # 16-bit frames: over the budget
+    (tmp_path / "long.wav").write_bytes(clip)
+    data = tmp_path / "clips.jsonl"
+    data.write_text(json.dumps({"id": "c1", "candidate": "turn left", "reference": "turn left", "input": [
+        {"type": "text", "text": "Transcribe."},
+        {"type": "input_audio", "input_audio": {"data": "long.wav", "format": "wav"}}]}) + "\n", encoding="utf-8")
+    run = invoke(app, "run", data, "-s", "contains", "--json")
+    assert run.exit_code == 0, run.output
+    page = tmp_path / "page.html"
+    done = invoke(app, "runs", "export", json.loads(run.stdout)["run_id"], "--format", "html", "-o", page)
+    assert done.exit_code == 0, done.output
+    beside = tmp_path / "page_media" / f"{sha(clip)}.wav"
+    assert beside.read_bytes() == clip
+    html = page.read_text(encoding="utf-8")
+    assert f"page_media/{sha(clip)}.wav" in html and base64.b64encode(clip[:3000]).decode()[:64] not in html

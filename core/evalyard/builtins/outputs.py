@@ -68,9 +68,14 @@ def _otel_check():
 
 
 def _html(source, target):
-    from ..report import build_report
+    from pathlib import Path
 
-    html = build_report(source.store, source.run_id)
+    from ..report import build_report, static_page_media
+
+    # written to a file, media past the embedding budget go beside it (linked); on standard output
+    # there is no beside, so they are left out and the page says so
+    media = None if target in (None, "-") else static_page_media(source.store, Path(target))
+    html = build_report(source.store, source.run_id, media=media)
     with source.open_text(target) as handle:
         handle.write(html)
 
