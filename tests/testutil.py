@@ -28,8 +28,9 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def import_graph(package_dir: Path, skip: tuple[str, ...] = ()) -> dict[str, set[str]]:
-    """Module -> the package's modules it imports (at module level or inside functions)."""
+def import_graph(package_dir: Path, skip: tuple[str, ...] = (), type_only: bool = False) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (at module level or inside functions);
+    ``type_only``: those under ``if TYPE_CHECKING:`` too (a type checker reads them)."""
     import ast
 
     modules = {}
@@ -50,7 +51,7 @@ def import_graph(package_dir: Path, skip: tuple[str, ...] = ()) -> dict[str, set
         # typed with a class of a higher layer (``runtime: Runtime``) is no import of that layer.
         typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
                        and ast.unparse(block.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-                       for statement in block.body for n in ast.walk(statement)}
+                       for statement in block.body for n in ast.walk(statement)} if not type_only else set()
         for node in ast.walk(tree):
             if id(node) in typing_only:
                 continue
@@ -89,6 +90,50 @@ def assert_no_import_cycle(graph: dict[str, set[str]]) -> None:
     for name in sorted(graph):
         if name not in state:
             visit(name)
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The graph's cycles: each set of modules that import one another, directly or not, with
+    more than one module (strongly connected components, Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = set()
+            while not component or node not in component:
+                component.add(stack.pop())
+            if len(component) > 1:
+                cycles.append(component)
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return cycles
+
+
+def rooms(graph: dict[str, set[str]], package: str) -> dict[str, set[str]]:
+    """The graph with each subpackage of ``package`` taken as one node (``evalyard.store.trials``
+    is ``evalyard.store``), as one reads the package's layers."""
+    depth = package.count(".") + 2
+
+    def room(name: str) -> str:
+        return ".".join(name.split(".")[:depth])
+
+    out: dict[str, set[str]] = {}
+    for name, imported in graph.items():
+        out.setdefault(room(name), set()).update(room(m) for m in imported if room(m) != room(name))
+    return out
 
 
 def probe(code: str) -> str:

@@ -22,7 +22,7 @@ from .errors import InputError, PluginError
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from .app import Application
+    from .protocols import HookApplication
 
 ENTRY_POINT_GROUP = "evalyard"
 
@@ -59,7 +59,7 @@ class PluginInfo:
 class PluginHost:
     """The plugin manager of one application, with what is known about each plugin."""
 
-    def __init__(self, settings: Settings, plugins: Iterable[tuple[str, object]] = (), app: Application | None = None) -> None:
+    def __init__(self, settings: Settings, plugins: Iterable[tuple[str, object]] = (), app: HookApplication | None = None) -> None:
         self.settings = settings
         #: handed to every hook as ``app`` (an implementation may leave the argument out)
         self.app = app

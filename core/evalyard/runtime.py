@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any, Iterable
 from .errors import InputError, StopRun  # noqa: F401  (StopRun re-exported: scorers raise it)
 
 if TYPE_CHECKING:
-    from .app import Application
+    from .protocols import HookApplication
 
 
 class Runtime:
     def __init__(self, *, judge_model: str | None = None, default_judge: Any = None, prompt_dirs: Iterable[str | Path] = (),
                  plugin_templates: Iterable[tuple] = (), model_settings: dict[str, Any] | None = None,
                  use_cache: bool = True, max_cost: float | None = None, concurrency: int = 4,
-                 batch: bool = False, app: Application | None = None, judge_offered: bool = False) -> None:
+                 batch: bool = False, app: HookApplication | None = None, judge_offered: bool = False) -> None:
         self._judge_model = judge_model
         self._default_judge = default_judge
         self._judge_resolved = judge_model is not None

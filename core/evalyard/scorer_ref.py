@@ -30,7 +30,7 @@ from .errors import BatchStopped, InputError, StopRun
 from .scoring import Case, Score, Scorer
 
 if TYPE_CHECKING:
-    from .app import RuntimeRecipe
+    from .protocols import RuntimeRecipe
     from .runtime import Runtime
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .errors import ConfigError, StopRun
 
 if TYPE_CHECKING:
-    from .runtime import Runtime
+    from .protocols import ScorerRuntime
 
 #: The fields of a case: the one list that loaders, suites and scorers' ``requires`` check against.
 #: ``metadata.KEY`` in ``requires`` asks for one metadata key.
@@ -262,7 +262,7 @@ class Scorer:
         config changes it (a sandbox running four children asks for four CPUs)."""
         return {}
 
-    def setup(self, runtime: Runtime) -> None:
+    def setup(self, runtime: ScorerRuntime) -> None:
         """Called once per run before anything is stored, with the run's ``evalyard.runtime.Runtime``
         (judge model, prompt library, model layer). Take what the scorer needs and raise
         ``evalyard.ConfigError`` for a configuration that cannot work. The default does nothing."""
@@ -368,7 +368,7 @@ class Generator:
         """As ``Scorer.fingerprint_data``: a judge the generator keeps as an attribute adds its own."""
         return {"version": type(self).version, "config": self.config_dict(), **judges_fingerprint(self)}
 
-    def setup(self, runtime: Runtime) -> None:
+    def setup(self, runtime: ScorerRuntime) -> None:
         """As ``Scorer.setup``: called once per run before anything is stored."""
 
     def required_fields(self) -> tuple[str, ...]:

@@ -280,6 +280,48 @@ def test_the_core_has_no_import_cycle():
     assert "evalyard.app" in graph and graph["evalyard.runner"]
 
 
+#: The cycles still open when type-only imports count too (issue 51: 2 cycles, one of 24 files, on
+#: 98440b5). Each is to be closed, and then struck from here; none may grow, and no other may form.
+OPEN_CYCLES = [
+    # the application and its services: they name ``Application``, which calls them
+    {"evalyard.app", "evalyard.experiments", "evalyard.run_service", "evalyard.services"},
+    # inside the model layer's room: the batch queue and the layer use each other's helpers
+    {"evalyard.models.batch", "evalyard.models.layer"},
+    # inside the report's room
+    {"evalyard.report.media_view", "evalyard.report.render"},
+]
+
+
+def test_type_only_imports_form_no_cycle_but_the_open_ones():
+    """Imports under ``if TYPE_CHECKING:`` count here: a type checker follows them, and a lower
+    module naming a class of a higher one is an arrow back up the layers. A lower module names
+    what it takes of the runtime or the application by a protocol (``evalyard.protocols``); the
+    same holds with each subpackage taken as one room (the layers as one reads them), where the
+    only cycle left is the application's own."""
+    from pathlib import Path
+
+    from testutil import import_cycles, import_graph, rooms
+
+    graph = import_graph(Path(evalyard.__file__).parent, skip=("migrations", "plugin_template"), type_only=True)
+    found = sorted(sorted(c) for c in import_cycles(graph))
+    assert found == sorted(sorted(c) for c in OPEN_CYCLES), found
+    by_room = sorted(sorted(c) for c in import_cycles(rooms(graph, "evalyard")))
+    assert by_room == [sorted(OPEN_CYCLES[0])], by_room
+
+
+def test_the_cycle_finder_finds_a_cycle_of_type_only_imports(tmp_path):
+    """The check above can fail: a type-only import back up a layer is a cycle to it."""
+    from testutil import import_cycles, import_graph
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "low.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .high import High\n")
+    (package / "high.py").write_text("from .low import *\nclass High: ...\n")
+    assert import_cycles(import_graph(package)) == []
+    assert import_cycles(import_graph(package, type_only=True)) == [{"pkg.low", "pkg.high"}]
+
+
 def test_python_api_works_inside_a_running_event_loop(scripted_plugin):
     """A notebook runs an event loop; evaluate still works there."""
     import asyncio

@@ -19,7 +19,7 @@ from .ask import Judgement, ask, planned_asks
 from .template import PromptTemplate, parse_template
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
+    from ..protocols import ScorerRuntime
 
 
 def missing_model_message(scorer: str) -> str:
@@ -82,7 +82,7 @@ def resolve_template(library: Any, template: str | Path | PromptTemplate,
     return library.get(template)
 
 
-def make_judge(runtime: Runtime, template: str | Path | PromptTemplate, model: str | None = None, *,
+def make_judge(runtime: ScorerRuntime, template: str | Path | PromptTemplate, model: str | None = None, *,
                scorer: str = "judge", default: Path | PromptTemplate | None = None, **options: Any) -> Judge:
     """See ``Runtime.judge``."""
     chosen = model or runtime.judge_model

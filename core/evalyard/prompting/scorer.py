@@ -19,7 +19,7 @@ from .judge import Judge, missing_model_message, resolve_template
 from .template import TEMPLATE_FIELDS, PromptTemplate, parse_template
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
+    from ..protocols import ScorerRuntime
 
 #: (scorer, model) pairs already warned about in this process: the warning is said once.
 _WARNED: set[tuple[str, str]] = set()
@@ -63,7 +63,7 @@ class PromptScorer(Scorer):
                 raise ValueError("temperature must be between 0 and 2")
 
     #: Set by ``setup`` (or by hand, outside a run).
-    runtime: Runtime | None = None
+    runtime: ScorerRuntime | None = None
     models: Any = None
     prompts: Any = None
 
@@ -108,7 +108,7 @@ class PromptScorer(Scorer):
             return ()
         return ("image", "audio") if places else ()
 
-    def setup(self, runtime: Runtime) -> None:
+    def setup(self, runtime: ScorerRuntime) -> None:
         self.runtime = runtime
         self.prompts = runtime.prompts
         # The model is resolved (and a missing one said) before the template is read.
