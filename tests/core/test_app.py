@@ -287,8 +287,6 @@ OPEN_CYCLES = [
     {"evalyard.app", "evalyard.experiments", "evalyard.run_service", "evalyard.services"},
     # inside the model layer's room: the batch queue and the layer use each other's helpers
     {"evalyard.models.batch", "evalyard.models.layer"},
-    # inside the report's room
-    {"evalyard.report.media_view", "evalyard.report.render"},
 ]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import media_view
 from .local_page import TOKEN_HEADER, guarded_app, make_local_server, page_response, read_refused, write_refused
-from .render import assets, data_element, environment, script
+from .render import assets, data_element, environment, media_element, script
 
 __all__ = ["TOKEN_HEADER", "create_label_app", "make_label_server"]
 
@@ -85,7 +85,7 @@ def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller
                 "show_verdict": show_verdict, "token": token, "cases": cases, "labels": list(LABELS)}
         html = environment().get_template("label.html.j2").render(
             css=Markup(css), js=Markup(js), data=Markup(data_element(data, compress_above=1 << 62)),
-            media=Markup(media_view.element(media_view.served_sources(media))),
+            media=Markup(media_element(media_view.served_sources(media))),
             run=run, scorer=entry["name"], count=len(cases), nav=[])
         return page_response(flask, html, token)
 

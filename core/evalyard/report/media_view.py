@@ -90,15 +90,6 @@ def policy(sources: dict[str, dict[str, Any]] | None) -> str:
     return f"img-src {allowed}; media-src {allowed}"
 
 
-def element(sources: dict[str, dict[str, Any]] | None) -> str:
-    """The data element ``media.js`` reads; empty for a page without media."""
-    from .render import embed_json
-
-    if not sources:
-        return ""
-    return f'<script type="application/json" id="evalyard-media">{embed_json(sources)}</script>'
-
-
 def media_route(flask, store, allowed: Callable[[str], bool], refused: Callable[[], Any]):
     """The view of ``/media/<sha256>``: the bytes of a medium this page may show (``allowed``)
     with its type; ``refused()`` first says why a request may not have any (or None)."""

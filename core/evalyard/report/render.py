@@ -119,8 +119,16 @@ def render_page(template: str, nav: list[tuple[str, str]] | None = None,
     css, js, script_hash = assets()
     return environment().get_template(template).render(
         css=Markup(css), js=Markup(js), script_hash=script_hash, nav=nav or [],
-        media_policy=Markup(media_view.policy(media)), media_element=Markup(media_view.element(media)),
+        media_policy=Markup(media_view.policy(media)), media_element=Markup(media_element(media)),
         generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), **context)
+
+
+def media_element(sources: dict[str, dict[str, Any]] | None) -> str:
+    """The data element ``media.js`` reads (a page's media sources, ``media_view``); empty for a
+    page without media."""
+    if not sources:
+        return ""
+    return f'<script type="application/json" id="evalyard-media">{embed_json(sources)}</script>'
 
 
 #: Above this much JSON the page carries it gzipped and base64-encoded (a fifth of the size

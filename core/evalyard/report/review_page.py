@@ -15,7 +15,7 @@ import secrets
 from . import media_view
 from .labelling import _cut
 from .local_page import guarded_app, make_local_server, page_response, read_refused, write_refused
-from .render import assets, data_element, environment, script
+from .render import assets, data_element, environment, media_element, script
 
 #: The verdicts and the keys that give them (shown on the page).
 KEYS = {"A": "a", "B": "b", "tie": "t", "both_bad": "x"}
@@ -57,7 +57,7 @@ def create_review_app(store, session, *, reviewer: str, token: str | None = None
                 "keys": KEYS}
         html = environment().get_template("review.html.j2").render(
             css=Markup(css), js=Markup(js), data=Markup(data_element(data, compress_above=1 << 62)),
-            media=Markup(media_view.element(media_view.served_sources(media))),
+            media=Markup(media_element(media_view.served_sources(media))),
             session=session.id, reviewer=reviewer, count=len(cases), keys=KEYS)
         return page_response(flask, html, token)
 
