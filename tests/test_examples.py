@@ -60,3 +60,23 @@ def test_labelled_example_sets_load_with_unique_ids(path):
         assert labels == [None] * len(labels)
     else:  # calibrate's sets: every case labelled, both ways
         assert None not in labels and len(set(labels)) == 2
+
+
+def test_the_vision_grid_demo_sends_the_images_and_refuses_a_blind_judge(tmp_path):
+    """examples/media_demo/vision_grid.py: the grid's table as evalyard prints it, every server got
+    the squares' exact bytes, and a judge whose prompt does not place them costs no request."""
+    import subprocess
+    import sys
+
+    needs("ragas/multimodal_faithfulness", "criteria/correctness")
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "media_demo" / "vision_grid.py"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    cells = [line for line in out.splitlines() if line.startswith(("0: openai/vision-a", "1: openai/vision-b"))]
+    assert len(cells) == 2 and cells[0].count("1.000 [1.000, 1.000] (baseline)") == 2
+    assert cells[1].count("0.667 [0.333, 1.000] -0.333") == 2  # B wrong on 2 of 6, by the judge and by contains
+    assert out.count("each the exact bytes of a square") == 3 and "NOT the files" not in out
+    assert "server judge: 8 requests, 8 image parts" in out  # 12 judged answers, 4 of B's from the cache
+    assert "would show its model 'openai/vision-judge' a text stand-in" in out
+    assert "exit 2; requests it cost: 0" in out
