@@ -213,7 +213,7 @@ def cluster_run(store: "Store", run_id: str, field: str) -> dict[str, Any]:
         name = spec["name"]
         groups, with_field = cluster_totals(store, run, name, path)
         if groups and not with_field:
-            raise InputError(f"--cluster: no case of run {run.id} has {field} (the run is kept)")
+            raise InputError(f"--cluster: no case of run {run.id} has {field!r} (the run is kept)")
         view = clustering.describe_scorer(field, scorers.get(name) or {}, groups, with_field)
         if view is not None:
             out[name] = view

@@ -131,6 +131,10 @@ def test_bad_cluster_options_exit_2(tmp_path):
     assert bad.exit_code == 2 and "--cluster 'passage': expected metadata.FIELD" in bad.output
     missing = invoke("run", str(path), "-s", "scripted", "--cluster", "metadata.passage")
     assert missing.exit_code == 2 and "no case of run" in missing.output and "metadata.passage" in missing.output
+    # a key with a line break (a suite's `cluster:` the fuzzer wrote) is refused before the run, in one line
+    broken = invoke("run", str(path), "-s", "scripted", "--cluster", "metadata.passage\n")
+    assert broken.exit_code == 2 and len(broken.output.strip().splitlines()) == 1, broken.output
+    assert "expected metadata.FIELD" in broken.output
 
 
 def _two_runs(tmp_path, db_url, base_values, new_values, clusters):

@@ -20,7 +20,8 @@ PREFIX = "metadata."
 def parse_cluster(text: str, option: str = "--cluster") -> tuple[str, ...]:
     """``metadata.passage`` -> ("passage",); ``metadata.source.doc`` -> ("source", "doc")."""
     parts = tuple(text[len(PREFIX):].split(".")) if text.startswith(PREFIX) else ()
-    if not parts or not all(parts):
+    # a line break or other control character in a key would split the messages that name it
+    if not parts or not all(parts) or not text.isprintable():
         raise InputError(f"{option} {text!r}: expected metadata.FIELD (a key of the cases' metadata)")
     return parts
 
