@@ -25,6 +25,23 @@ from .records import CallRecord, CallUsage, Completion, PlannedRequest
 from .retry import RetryPolicy, classify
 from .usage import UsageMeter
 
+_warmed = False
+
+
+def warm_provider_clients() -> None:
+    """Import, once per process and outside any timed span, what litellm's OpenAI route imports
+    on its first request (the openai SDK's chat resources: seconds in a cold process). Otherwise
+    the first calls of a run pay it as latency, and a grid's first cell looks slower than the
+    others for being first (benchmarks/RESULTS.md, "First-call latency")."""
+    global _warmed
+    if _warmed:
+        return
+    _warmed = True
+    try:
+        import openai.resources.chat  # noqa: F401
+    except ImportError:  # another provider's SDK only: nothing of OpenAI's to warm
+        pass
+
 log = logging.getLogger("evalyard.models")
 
 
@@ -400,6 +417,7 @@ class ModelLayer:
                 if rate is not None:
                     await rate.wait()
                 async with self._requests:
+                    warm_provider_clients()
                     started = time.perf_counter()
                     try:
                         response = await asyncio.wait_for(request(), timeout)
