@@ -3,7 +3,7 @@
 Builds a bulk synthetic run (``evalyard.report.synthetic.write_bulk_run``: two scorers, ~1%
 errors) in a fresh SQLite file, then measures on its graded scorer ``overlap``:
 
-- the first pass: ``evalyard.services.sample`` of 20 cases from 5 bins of the judge's value;
+- the first pass: ``evalyard.figures.labels.sample`` of 20 cases from 5 bins of the judge's value;
 - labels stored for 500 cases (half of them against the judge's verdict);
 - the second pass: the same sample with the disagreements first;
 - ``labelled_cases``: the labelled cases read back for ``calibrate --run``;
@@ -44,7 +44,7 @@ def main() -> None:
     from sqlalchemy import select
 
     from evalyard.analysis.labels import judge_says_yes, scorer_entry
-    from evalyard.services import labelled_cases, sample, save_label
+    from evalyard.figures.labels import labelled_cases, sample, save_label
     from evalyard.report.labelling import page_cases
     from evalyard.report.synthetic import write_bulk_run
     from evalyard.store import Store

@@ -641,7 +641,7 @@ class Application:
         """Create the planned run in the database and run its stages."""
         import logging
 
-        from .services import apply_calibrations
+        from .figures.calibrations import apply_calibrations
         from .runner import Runner
 
         store = self.open_store(db)
@@ -832,6 +832,6 @@ class Application:
                 cluster: str | None = None) -> dict[str, Any]:
         """Case-by-case comparison of two runs (see ``evalyard.compare``); ``fingerprint_changes``
         lists scorers whose fingerprints differ."""
-        from .services import compare_runs
+        from .figures.comparisons import compare_runs
 
         return compare_runs(self.open_store(db), base, new, top=top, cluster=cluster)

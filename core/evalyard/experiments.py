@@ -303,7 +303,7 @@ def _forecast(app, base: RunRequest, cells: list[Cell], name: str, existing: dic
 def compare_cells(store: Store, cells: list[Cell], run_ids: list[str]) -> dict[str, Any]:
     """The grid table: cells x scorers, each beside the baseline (cell 0)."""
     from .analysis.stats import holm
-    from .services import compare_runs
+    from .figures.comparisons import compare_runs
     from .store.reading import generation_latency
 
     if not run_ids:

@@ -92,7 +92,7 @@ def run_junit(store, run_ref: str, *, compare_with: str | None = None, cluster: 
     comparison = None
     base_values: dict[str, dict[str, float | None]] = {}
     if compare_with:
-        from .services import compare_runs
+        from .figures.comparisons import compare_runs
 
         base = store.get_run(compare_with)
         comparison = compare_runs(store, base.id, run.id, top=0, cluster=cluster)

@@ -219,7 +219,7 @@ def _plan(app: "Application", request: RunRequest):
 
 def _after_run(app: "Application", request: RunRequest, outcome: RunOutcome, plan, outputs) -> None:
     """The checks, clustered intervals, judge agreements and outputs of a finished (or stopped) run."""
-    from .services import agreements
+    from .figures.calibrations import agreements
     from .outputs import RunSource, write_output
 
     result = outcome.result
@@ -233,7 +233,7 @@ def _after_run(app: "Application", request: RunRequest, outcome: RunOutcome, pla
     outcome.agreement = agreements(store, run.scorers)
     cluster = request.cluster or (plan.suite.cluster if plan is not None else None)  # a suite's `cluster:`
     if cluster:
-        from .services import cluster_run
+        from .figures.clusters import cluster_run
 
         outcome.clustered = cluster_run(store, result.run_id, cluster)
     source = RunSource(store, run, app.settings)

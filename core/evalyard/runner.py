@@ -67,7 +67,7 @@ class PreparedScorer:
     scorer: Scorer
     entry: Entry
     executor: str
-    #: the saved calibration whose threshold this run uses (``evalyard.services.apply_calibrations``)
+    #: the saved calibration whose threshold this run uses (``evalyard.figures.calibrations.apply_calibrations``)
     calibration: dict[str, Any] | None = None
     #: the saved calibration this run's agreement figures come from (applied or not), and why its
     #: threshold was not applied when --calibrated asked for it

@@ -1,4 +1,4 @@
-"""People's labels (``evalyard.analysis.labels``, ``evalyard.services``): the migration, storing and
+"""People's labels (``evalyard.analysis.labels``, ``evalyard.figures.labels``): the migration, storing and
 replacing, the sampler, the labelling server's write checks over real HTTP, and ``calibrate --run`` on stored labels."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def db(db_url):
 
 def test_an_existing_database_upgrades_to_the_labels_table(db_url):
     """A database at 0005 (the revision before labels) keeps its runs and gains the table."""
-    from evalyard.services import save_label, stored_labels
+    from evalyard.figures.labels import save_label, stored_labels
     from evalyard.store import Store
     from testutil import database_at
 
@@ -48,7 +48,7 @@ def test_an_existing_database_upgrades_to_the_labels_table(db_url):
 
 def test_relabelling_replaces_and_a_scorer_label_wins(scripted_plugin, db):
     from evalyard.errors import InputError
-    from evalyard.services import labelled_cases, save_label, stored_labels
+    from evalyard.figures.labels import labelled_cases, save_label, stored_labels
 
     run_id = _values_run(scripted_plugin, db, [0.9, 0.1, 0.6])
     store = scripted_plugin.open_store(db)
@@ -79,7 +79,7 @@ def test_first_pass_draws_evenly_from_the_bins_of_the_judges_value(scripted_plug
     """90 of 100 cases score near 1: a plain random sample would be nearly all of them; five
     bins give every range of the value its share."""
     from evalyard.analysis.labels import scorer_entry
-    from evalyard.services import sample
+    from evalyard.figures.labels import sample
 
     values = [0.95 + 0.0005 * i for i in range(90)] + [0.05, 0.1, 0.25, 0.3, 0.45, 0.5, 0.65, 0.7, 0.85, 0.0]
     run_id = _values_run(scripted_plugin, db, values)
@@ -101,7 +101,7 @@ def test_first_pass_draws_evenly_from_the_bins_of_the_judges_value(scripted_plug
 
 def test_second_pass_offers_disagreements_first_and_no_labelled_case_again(scripted_plugin, db):
     from evalyard.analysis.labels import scorer_entry
-    from evalyard.services import save_label, sample
+    from evalyard.figures.labels import save_label, sample
 
     values = [i / 19 for i in range(20)]
     run_id = _values_run(scripted_plugin, db, values)
@@ -120,7 +120,7 @@ def test_second_pass_offers_disagreements_first_and_no_labelled_case_again(scrip
 
 def test_verdicts_without_values_are_drawn_by_label_and_no_verdict_never(scripted_plugin, db):
     from evalyard.analysis.labels import judge_says_yes
-    from evalyard.services import stratified
+    from evalyard.figures.labels import stratified
 
     store = scripted_plugin.open_store(db)
     suite_id = store.suite_id("verdicts", "v1")
@@ -147,7 +147,7 @@ def test_verdicts_without_values_are_drawn_by_label_and_no_verdict_never(scripte
 @pytest.fixture
 def label_server(scripted_plugin, db):
     from evalyard.analysis.labels import scorer_entry
-    from evalyard.services import sample
+    from evalyard.figures.labels import sample
     from evalyard.report.labelling import create_label_app, make_label_server
 
     run_id = _values_run(scripted_plugin, db, [0.1, 0.9, 0.4])
@@ -194,7 +194,7 @@ def test_the_page_carries_its_token_and_forbids_framing(label_server):
 
 
 def test_only_its_own_page_can_write_a_label(label_server):
-    from evalyard.services import stored_labels
+    from evalyard.figures.labels import stored_labels
 
     store, run_id, port, token = label_server
     own = f"http://127.0.0.1:{port}"
@@ -237,7 +237,7 @@ def test_calibrate_run_without_data_uses_the_stored_labels(scripted_plugin, db):
     from click.testing import CliRunner
 
     from evalyard.cli import cli
-    from evalyard.services import save_label
+    from evalyard.figures.labels import save_label
 
     run_id = _values_run(scripted_plugin, db, [0.9, 0.8, 0.2, 0.1, 0.7, 0.3])
     runner = CliRunner()
@@ -263,7 +263,7 @@ def test_the_sample_of_a_large_run_takes_memory_that_does_not_grow_with_it(tmp_p
     import tracemalloc
 
     from evalyard.analysis.labels import scorer_entry
-    from evalyard.services import sample, save_label
+    from evalyard.figures.labels import sample, save_label
     from evalyard.report.synthetic import write_bulk_run
     from evalyard.store import Store
 

@@ -24,8 +24,8 @@ APP_LEVEL = ("app.py", "services.py", "run_service.py", "experiments.py", "api.p
 #: Parameters and fields named so are core collaborators.
 COLLABORATORS = {"runtime", "app", "store", "layer"}
 #: What the analysis may not import: every layer above it, and the database.
-ABOVE_ANALYSIS = {"store", "app", "runtime", "services", "run_service", "experiments", "cli", "report", "models",
-                  "runner", "api"}
+ABOVE_ANALYSIS = {"store", "figures", "app", "runtime", "services", "run_service", "experiments", "cli", "report",
+                  "models", "runner", "api"}
 
 
 def rel(path: Path) -> str:

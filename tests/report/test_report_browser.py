@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from report_helpers import evalyard
 
-from evalyard.services import compare_runs
+from evalyard.figures.comparisons import compare_runs
 
 pytestmark = pytest.mark.browser
 

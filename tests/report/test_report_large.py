@@ -68,7 +68,7 @@ def test_large_compare_is_bounded_and_pairs_every_case(large):
     store, new, base = large
     html = build_report(store, new, compare_ref=base)
     assert len(html.encode()) < 1_000_000
-    from evalyard.services import compare_runs
+    from evalyard.figures.comparisons import compare_runs
 
     expected = compare_runs(store, base, new, top=10)["scorers"]["overlap"]
     row = re.search(r'<tr data-scorer="overlap".*?</tr>', html, re.S).group(0)

@@ -4,7 +4,7 @@ and the statistics use cluster-robust standard errors (``stats.clustered_se``).
 
 The database sums each cluster (GROUP BY the metadata field: ``store.queries.cluster_totals``), so
 memory grows with the number of clusters, never with the cases. A case without the field is a
-cluster of its own. Pure functions over those totals; ``services.cluster_run`` reads and keeps them.
+cluster of its own. Pure functions over those totals; ``figures.clusters.cluster_run`` reads and keeps them.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ interval of the mean delta lies on the worse side of zero (the clustered interva
 with ``cluster``).
 
 The pairs are streamed from one join in the database (``store.queries.paired_values``; the
-orchestration is ``services.compare_runs``), in the NEW run's order: up to
+orchestration is ``figures.comparisons.compare_runs``), in the NEW run's order: up to
 ``stats.BOOTSTRAP_LIMIT`` of them are kept for the bootstrap, past it only running sums
 (the interval is then the normal one), the ``top`` worst cases and, with ``cluster``, one
 sum per cluster (``clustering``). Each scorer also gets a paired t test's p-value, Holm's

@@ -1,6 +1,6 @@
 """People's labels of a run's cases, as values: which verdict is "yes", which labelled cases the
 judge contradicts, and the round robin over strata that picks the cases to label. The labels
-are stored and read in ``store.labels``; ``services`` samples and reads them for ``evalyard
+are stored and read in ``store.labels``; ``figures.labels`` samples and reads them for ``evalyard
 label`` and ``evalyard calibrate --run RUN``.
 
 A label is "yes" (the candidate is good: the judge should pass it) or "no". Labelling a case

@@ -46,7 +46,8 @@ def compare(base, new, top, fail_on_regression, strict, junit_path, judge, judge
     as_json = as_json or output_format == "json"
     result = current_app().compare(base, new, db=db_url, top=top, cluster=cluster)
     if judge:
-        from ..services import pairwise_run, pairwise_stats
+        from ..figures.comparisons import pairwise_stats
+        from ..services import pairwise_run
 
         app = current_app()
         run_id = pairwise_run(app, result["base"], result["new"], judge=judge, judge_model=judge_model, db=db_url,

@@ -35,7 +35,7 @@ def label(run_ref, scorer, labeller, size, bins, seed, show_verdict, db_url, hos
     replaces its label. Needs Flask: pip install 'evalyard[serve]'.
     """
     from ..analysis.labels import default_labeller, scorer_entry
-    from ..services import sample
+    from ..figures.labels import sample
     from ..report.labelling import create_label_app, make_label_server
     from ..report.serve import FlaskMissing
     from .report import serve_until_interrupted

@@ -112,7 +112,7 @@ def usage_line(usage: dict) -> str:
 
 def judge_agreements(store, run_id: str) -> dict:
     """Each judge's agreement with people (its saved calibration) or "uncalibrated", by scorer name."""
-    from ..services import agreements
+    from ..figures.calibrations import agreements
 
     return agreements(store, store.get_run(run_id).scorers)
 

@@ -31,7 +31,7 @@ def fingerprint_changes(base, new) -> list[dict[str, Any]]:
 
 def stored_pairwise(store, base, new) -> dict[str, Any] | None:
     """The A/B of a pairwise judge over these two runs (``compare --judge``), when one was made."""
-    from ..services import pairwise_stats
+    from ..figures.comparisons import pairwise_stats
 
     for row, _ in store.list_runs(limit=None, suite=f"pairwise {base.id} vs {new.id}"):
         if row.status == "completed":
@@ -45,7 +45,7 @@ def large_compare(store, base, new_run) -> dict[str, Any]:
     kept with ``run --cluster`` is compared by the same clusters (one GROUP BY per scorer)."""
     from ..analysis.clustering import kept_field
     from ..analysis.comparison import add_holm, add_test
-    from ..services import add_clustered
+    from ..figures.comparisons import add_clustered
     from ..store.reading import paired_summary
 
     field = kept_field(new_run)
@@ -76,7 +76,7 @@ def gather_compare(store, base_ref: str, new_run, new_table: dict[str, Any],
     (for the case view): looked up for those cases only, so a large run costs a bounded page.
     A new run kept with ``run --cluster`` is compared with the same clusters."""
     from ..analysis.clustering import kept_field
-    from ..services import compare_runs
+    from ..figures.comparisons import compare_runs
     from ..store.reading import cases_by_id, values_of_cases
 
     base = store.get_run(base_ref)

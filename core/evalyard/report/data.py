@@ -262,7 +262,7 @@ def gather_run(store, run) -> dict[str, Any]:
 
     columns, raw_rows, usages = _columns([c.id for c in cases], names, report_rows(store, run.id))
 
-    from ..services import agreements
+    from ..figures.calibrations import agreements
 
     stored_stats = (run.totals or {}).get("scorers") or {}
     agreement = agreements(store, specs)
@@ -321,7 +321,7 @@ def gather_large_run(store, run, *, case_ids: list[str] | None = None, extra_ids
     stored (or from SQL aggregates), histograms binned in SQL, and the table of a bounded set
     of cases -- ``case_ids`` when given (a dashboard page), else the ``TOP_CASES`` worst and
     failing cases per scorer and ``SAMPLE_CASES`` cases at even steps through the suite."""
-    from ..services import agreements
+    from ..figures.calibrations import agreements
     from ..store import reading
 
     suite = store.suite_of(run)

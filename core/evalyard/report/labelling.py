@@ -1,5 +1,5 @@
 """``evalyard label RUN``: a local page that shows a run's cases one at a time and stores a
-person's yes/no label of each (``evalyard.services.save_label``).
+person's yes/no label of each (``evalyard.figures.labels.save_label``).
 
 It writes, so it accepts a write only from itself (``local_page``: Host, Origin and token
 checks, CSP); the one write route stores a label of a case this session offered, and the one
@@ -67,7 +67,7 @@ def create_label_app(store, run, entry: dict[str, Any], picks: list, *, labeller
     """The labelling page's WSGI app. ``app.config["ALLOWED_HOSTS"]``: the Host values it answers
     (``make_label_server`` sets them once the port is known)."""
     from ..analysis.labels import LABELS
-    from ..services import save_label
+    from ..figures.labels import save_label
 
     token = token or secrets.token_urlsafe(32)
     cases = page_cases(store, run, entry, picks)
