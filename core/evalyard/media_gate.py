@@ -70,7 +70,7 @@ class MediaGate:
                                                      f"of case {case.id!r}: its prompt does not place the case's "
                                                      f"{NOUN[kind]}; refused before any call")
                 for model in models:
-                    self._model_takes(model, kind, origin, field, f"scorer {name!r}'s model {model!r}", case)
+                    self._model_takes(model, kind, origin, field, f"the model {model!r} of scorer {name!r}", case)
 
     def _model_takes(self, model: str, kind: str, origin: str, field: str, who: str, case: Any) -> None:
         known = self._takes.get((model, kind))

@@ -141,7 +141,7 @@ def test_a_judge_placing_media_whose_model_cannot_take_images_is_refused_before_
                     "openai/vision", "--db", f"sqlite:///{db}")
     assert result.exit_code == 2, result.output
     (line,) = error_lines(result.output)
-    assert line.startswith(f"Error: {data}:2: field 'input[1]': scorer 'sees_it''s model 'openai/vision' cannot take "
+    assert line.startswith(f"Error: {data}:2: field 'input[1]': the model 'openai/vision' of scorer 'sees_it' cannot take "
                            "images, and case 'photo' holds an image"), line
     assert server.stats.requests == 0 and not db.exists()
 

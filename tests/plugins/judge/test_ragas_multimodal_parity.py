@@ -294,8 +294,8 @@ def test_a_multimodal_judge_whose_model_cannot_take_images_is_refused_before_any
         print("\n" + run.output.strip() + f"\nfake server requests: {server.stats.requests}")
         assert run.exit_code == 2, run.output
         errors = [line for line in run.output.splitlines() if line.startswith("Error:")]
-        assert errors == [f"Error: {tmp_path / 'blind.jsonl'}:2: field 'input[1]': scorer "
-                          "'ragas/multimodal_faithfulness''s model 'openai/fake-judge' cannot take images, and case "
+        assert errors == [f"Error: {tmp_path / 'blind.jsonl'}:2: field 'input[1]': the model 'openai/fake-judge' of "
+                          "scorer 'ragas/multimodal_faithfulness' cannot take images, and case "
                           "'2' holds an image (not declared by its provider or litellm; if it can, say "
                           "supports_vision: true under the model in the suite's models:)"], run.output
         assert server.stats.requests == 0
