@@ -25,10 +25,14 @@ from . import plugin_api
 
 def __getattr__(name: str):
     # The application pulls in the plugin machinery: loaded only when asked for.
-    if name in ("Application", "RunResult"):
+    if name == "Application":
         from . import app
 
-        return getattr(app, name)
+        return app.Application
+    if name == "RunResult":
+        from . import run_contract
+
+        return run_contract.RunResult
     if name in ("RunRequest", "RunOutcome"):
         from . import run_service
 

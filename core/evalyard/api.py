@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 if TYPE_CHECKING:
-    from .app import Application, RunResult
+    from .app import Application
+    from .run_contract import RunResult
     from .experiments import ExperimentOutcome
 
 

@@ -9,13 +9,14 @@ applications with different plugins can live in one process.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from .errors import InputError
 from .plugins import PluginHost
 from .registry import Registry, build
+from .run_contract import RunPlan, RunResult, close_prepared
 from .scoring import Case
 from .settings import Settings
 from .suite import ScorerSpec, Suite
@@ -23,81 +24,7 @@ from .suite import ScorerSpec, Suite
 if TYPE_CHECKING:
     from .analysis.reducers import ReducerNames
     from .experiments import ExperimentOutcome, ExperimentRequest
-    from .results import Results
     from .run_service import RunOutcome, RunRequest
-    from .runtime import Runtime
-
-
-@dataclass
-class RunResult:
-    """What ``evaluate`` and ``resume`` return: the run's summary, and its results on demand."""
-
-    run_id: str
-    name: str
-    suite: str
-    status: str
-    cases: int
-    duration_s: float
-    #: per scorer: count, errors, mean, std, ci95, pass_rate, labels ... and ``aggregate``
-    scorers: dict[str, dict[str, Any]]
-    #: set when the run stopped early (``max_errors``)
-    error: str | None = None
-    generation: dict[str, Any] | None = None
-    #: model calls, cache hits, tokens and cost (None: unknown) of the run's model-based scorers
-    usage: dict[str, Any] | None = None
-    _store: Any = field(default=None, repr=False, compare=False)
-
-    @property
-    def summary(self) -> dict[str, dict[str, Any]]:
-        return self.scorers
-
-    @property
-    def error_share(self) -> float:
-        """The share of results that are scorer errors (0 for a run with no results)."""
-        count = sum(s["count"] for s in self.scorers.values())
-        return sum(s["errors"] for s in self.scorers.values()) / count if count else 0.0
-
-    @property
-    def results(self) -> "Results":
-        """One dict per (case, scorer): case_id, scorer, value, label, passed, details, error, usage.
-
-        Lazy: a sequence over the database, not a list in memory. Iterating streams the rows,
-        ``len`` counts them, ``results[i]`` and ``results[a:b]`` read only those rows, and
-        ``results.page(offset, limit)`` reads one page: a run of millions of results is never
-        loaded whole unless you ask for ``list(results)``."""
-        from .results import Results
-
-        return Results(self._store, self.run_id)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {"run_id": self.run_id, "name": self.name, "suite": self.suite, "status": self.status,
-                "cases": self.cases, "duration_s": self.duration_s, "scorers": self.scorers, "error": self.error}
-        if self.generation is not None:
-            data["generation"] = self.generation
-        if self.usage is not None:
-            data["usage"] = self.usage
-        return data
-
-
-@dataclass
-class RunPlan:
-    """A checked run that is not stored yet: the suite, the prepared scorers and generator, and
-    the runtime (judge model, prompts, model settings) they were set up with."""
-
-    suite: Suite
-    scorers: list
-    generator: Any = None
-    name: str = ""
-    runtime: Runtime | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def scorer_names(self) -> list[str]:
-        return [p.name for p in self.scorers]
-
-    def close(self) -> None:
-        """Close what the plan set up (worker processes, models) when it does not run."""
-        close_prepared(self.scorers, self.generator)
 
 
 def plugin_templates(registry: Registry) -> list[tuple[str, Any, str]]:
@@ -169,14 +96,6 @@ def set_up(runtime, prepared: list, generator) -> None:
     except BaseException:
         close_prepared(prepared, generator)
         raise
-
-
-def close_prepared(prepared: list, generator) -> None:
-    """Close what a plan set up (worker processes, models) when the run does not start."""
-    for p in prepared:
-        p.scorer.close()
-    if generator is not None:
-        generator.generator.close()
 
 
 def _jsonable_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -472,6 +391,15 @@ class Application:
             if store is None:
                 store = self._stores[url] = Store(url)
             return store
+
+    def _existing_store(self, db: str | None):
+        """The database when it exists (read for the cache and the history); None for a SQLite
+        file not made yet: a forecast creates nothing."""
+        url = self.settings.database_url(db)
+        if url.startswith("sqlite:///") and not url.startswith("sqlite:///:memory:") \
+                and not Path(url[len("sqlite:///"):]).exists():
+            return None
+        return self.open_store(db)
 
     # -- suites ---------------------------------------------------------------
     def load_suite(self, source: Any, name: str | None = None, *, format: str | None = None,
@@ -793,9 +721,7 @@ class Application:
 
         from .forecast import forecast
         from .runner import Runner
-        from .services import open_existing_store
-
-        store = open_existing_store(self, db)
+        store = self._existing_store(db)
         resume_run = None
         if resume is not None:
             if store is None:

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import InputError
-from .run_service import RunOutcome, RunRequest
+from .run_service import RunOutcome, RunRequest, execute_request
 
 if TYPE_CHECKING:
-    from .app import Application
+    from .run_contract import RunApplication
     from .store import Store
 
 
@@ -108,7 +108,7 @@ def _number(text: str) -> Any:
     return text
 
 
-def grid_of(app: "Application", suite: Any, models: Sequence[str] = (), prompts: Sequence[str] = (),
+def grid_of(app: "RunApplication", suite: Any, models: Sequence[str] = (), prompts: Sequence[str] = (),
             params: Sequence[str] = (), resume: str | None = None, db: str | None = None,
             generator: str | None = None) -> list[Cell] | None:
     """The cells when a run is a grid, else None: several models, prompts or settings (``-m``
@@ -171,7 +171,7 @@ class ExperimentOutcome:
                 "comparison": self.comparison}
 
 
-def run_experiment(app: "Application", request: ExperimentRequest) -> ExperimentOutcome:
+def run_experiment(app: "RunApplication", request: ExperimentRequest) -> ExperimentOutcome:
     """``Application.experiment``: see the module's docstring."""
     from .store import experiments as stored
 
@@ -243,7 +243,7 @@ def _shared_settings(spec: dict[str, Any]) -> dict[str, Any]:
             **{key: spec[key] for key in SHARED if key in spec}}
 
 
-def _run_cell(app, base: RunRequest, cell: Cell, index: int, name: str, experiment_id: str,
+def _run_cell(app: "RunApplication", base: RunRequest, cell: Cell, index: int, name: str, experiment_id: str,
               run_id: str | None, cap: float | None) -> RunOutcome:
     from .run_service import stored_outcome
     from .store import experiments as stored
@@ -261,12 +261,12 @@ def _run_cell(app, base: RunRequest, cell: Cell, index: int, name: str, experime
         request = RunRequest(resume=run_id, db=base.db, concurrency=base.concurrency, executor=base.executor,
                              max_errors=base.max_errors, fail_under=base.fail_under, fail_on_error=base.fail_on_error,
                              on_progress=base.on_progress, on_start=base.on_start)
-        return app.run(request)
+        return execute_request(app, request)
     generator, config = cell.generation(base)
     request = dataclasses.replace(base, generator=generator, generator_config=config, name=f"{name}/{cell.label}",
                                   max_cost=cap, run_to_cap=cap is not None or base.run_to_cap, on_start=started,
                                   outputs=[(output, _cell_target(target, index)) for output, target in base.outputs])
-    return app.run(request)
+    return execute_request(app, request)
 
 
 def _cell_target(target: str | None, index: int) -> str | None:
@@ -277,7 +277,8 @@ def _cell_target(target: str | None, index: int) -> str | None:
     return f"{stem}.cell{index}.{suffix}" if dot and stem else f"{target}.cell{index}"
 
 
-def _forecast(app, base: RunRequest, cells: list[Cell], name: str, existing: dict[int, str]) -> ExperimentOutcome:
+def _forecast(app: "RunApplication", base: RunRequest, cells: list[Cell], name: str,
+              existing: dict[int, str]) -> ExperimentOutcome:
     """``--plan`` for the grid: each cell's forecast (what is missing, for a resumed one), and the totals."""
     lines, totals = [], {}
     for index, cell in enumerate(cells):
@@ -288,7 +289,7 @@ def _forecast(app, base: RunRequest, cells: list[Cell], name: str, existing: dic
         else:
             request = dataclasses.replace(base, generator=generator, generator_config=config, forecast_only=True,
                                           max_cost=None, run_to_cap=False)
-        forecast = app.run(request).forecast
+        forecast = execute_request(app, request).forecast
         lines.append({"cell": index, "label": cell.label, "forecast": forecast})
         for key, value in forecast["totals"].items():
             if isinstance(value, bool):

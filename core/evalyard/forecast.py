@@ -418,7 +418,7 @@ class Forecaster:
             return 0.0, "nothing to call"
         litellm = self.layer.litellm
         if batch:
-            from .models.batch import batchable
+            from .models.providers import batchable
 
             if batchable(model):
                 try:
@@ -447,7 +447,7 @@ class Forecaster:
         if calls == 0:
             return 0.0, "nothing to call"
         if self.batch:
-            from .models.batch import batchable
+            from .models.providers import batchable
 
             if batchable(model):
                 return None, "batch jobs: within the provider's window (up to 24 h)"

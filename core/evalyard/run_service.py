@@ -14,8 +14,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .errors import InputError
 
-if TYPE_CHECKING:  # type-only: the application calls into this module, never the other way round
-    from .app import Application, RunResult
+if TYPE_CHECKING:  # the application calls into this module; this module sees it as a RunApplication
+    from .registry import Registry
+    from .run_contract import RunApplication, RunResult
+    from .settings import Settings
+    from .store import Store
 
 
 @dataclass
@@ -137,10 +140,10 @@ class RunOutcome:
         return data
 
 
-def execute_request(app: "Application", request: RunRequest) -> RunOutcome:
+def execute_request(app: "RunApplication", request: RunRequest) -> RunOutcome:
     """``Application.run``: see the module's docstring."""
     request.check()
-    outputs = _resolve_outputs(app, request.outputs)
+    outputs = _resolve_outputs(app.registry, request.outputs)
     plan = None
     if request.suite is not None:
         plan = _plan(app, request)
@@ -183,19 +186,19 @@ def execute_request(app: "Application", request: RunRequest) -> RunOutcome:
                              on_progress=request.on_progress, on_start=request.on_start)
     outcome.result = result
     _check_fail_under(request.fail_under, list(result.scorers))  # a resumed run's scorers are known only now
-    _after_run(app, request, outcome, plan, outputs)
+    _after_run(app.open_store(request.db), app.settings, request, outcome, plan, outputs)
     return outcome
 
 
-def stored_outcome(app: "Application", run_id: str, request: RunRequest) -> RunOutcome:
+def stored_outcome(app: "RunApplication", run_id: str, request: RunRequest) -> RunOutcome:
     """The outcome of a run that is already complete (an experiment's finished cell, resumed):
     its stored summary, with the request's checks and the judges' agreements, nothing run."""
     outcome = RunOutcome(result=app.stored_result(run_id, request.db), fail_on_error=request.fail_on_error)
-    _after_run(app, dataclasses.replace(request, outputs=()), outcome, None, [])
+    _after_run(app.open_store(request.db), app.settings, dataclasses.replace(request, outputs=()), outcome, None, [])
     return outcome
 
 
-def _plan(app: "Application", request: RunRequest):
+def _plan(app: "RunApplication", request: RunRequest):
     scorers, generator, generator_config = request.scorers, request.generator, request.generator_config
     default_scorers = None
     if request.resume and not scorers:
@@ -217,7 +220,8 @@ def _plan(app: "Application", request: RunRequest):
                     allow_remote_media=request.allow_remote_media)
 
 
-def _after_run(app: "Application", request: RunRequest, outcome: RunOutcome, plan, outputs) -> None:
+def _after_run(store: "Store", settings: "Settings", request: RunRequest, outcome: RunOutcome, plan,
+               outputs) -> None:
     """The checks, clustered intervals, judge agreements and outputs of a finished (or stopped) run."""
     from .figures.calibrations import agreements
     from .outputs import RunSource, write_output
@@ -228,7 +232,6 @@ def _after_run(app: "Application", request: RunRequest, outcome: RunOutcome, pla
         if mean is None or mean < minimum:
             outcome.failed_checks.append({"scorer": scorer_name, "minimum": minimum, "mean": mean})
     outcome.error_share = result.error_share
-    store = app.open_store(request.db)
     run = store.get_run(result.run_id)
     outcome.agreement = agreements(store, run.scorers)
     cluster = request.cluster or (plan.suite.cluster if plan is not None else None)  # a suite's `cluster:`
@@ -236,7 +239,7 @@ def _after_run(app: "Application", request: RunRequest, outcome: RunOutcome, pla
         from .figures.clusters import cluster_run
 
         outcome.clustered = cluster_run(store, result.run_id, cluster)
-    source = RunSource(store, run, app.settings)
+    source = RunSource(store, run, settings)
     for output, target in outputs:
         written_to = output.target_for(run.id, target)
         warning = write_output(output, source, target)
@@ -245,11 +248,11 @@ def _after_run(app: "Application", request: RunRequest, outcome: RunOutcome, pla
             outcome.warnings.append(warning)
 
 
-def _resolve_outputs(app: "Application", wanted: Sequence[tuple[str, str | None]]) -> list:
+def _resolve_outputs(registry: "Registry", wanted: Sequence[tuple[str, str | None]]) -> list:
     """The registered output formats asked for, each checked (its library installed) before the run."""
     found = []
     for name, target in wanted:
-        output = app.registry.outputs.get(name)
+        output = registry.outputs.get(name)
         if output.check is not None:
             output.check()
         found.append((output, target))

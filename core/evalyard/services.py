@@ -9,7 +9,6 @@ Nothing below this module takes the application.
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -19,23 +18,13 @@ from .errors import InputError
 from .figures.labels import labelled_cases
 
 if TYPE_CHECKING:
-    from .app import Application
+    from .run_contract import RunApplication
     from .store import Store
-
-
-def open_existing_store(app: "Application", db: str | None) -> "Store | None":
-    """The run's database when it exists (read for the cache and the history); None for a
-    SQLite file not made yet: a plan creates nothing."""
-    url = app.settings.database_url(db)
-    if url.startswith("sqlite:///") and not url.startswith("sqlite:///:memory:") \
-            and not Path(url[len("sqlite:///"):]).exists():
-        return None
-    return app.open_store(db)
 
 
 # -- calibrating a scorer against human labels (``evalyard calibrate``) ----------------------------
 
-def _scorer_instance(app: "Application", entry: dict[str, Any]) -> Any:
+def _scorer_instance(app: "RunApplication", entry: dict[str, Any]) -> Any:
     """The run's scorer, to ask it for the value calibration should use (its stored config, else defaults)."""
     try:
         cls = app.registry.scorers.entry(entry.get("qualified") or entry["name"]).obj
@@ -72,7 +61,7 @@ def _stored_labels(store: "Store", run_ref: str | None, scorer: str | None,
     return SimpleNamespace(cases=cases), data_hash, f"labels of run {run.id}", calib.DEFAULT_LABEL
 
 
-def calibration(app: "Application", data: str | None, *, run_ref: str | None, scorer: str | None, label_field: str,
+def calibration(app: "RunApplication", data: str | None, *, run_ref: str | None, scorer: str | None, label_field: str,
                 positive: str | None, judge_model: str | None, db: str | None, concurrency: int,
                 value: str = "auto", with_baselines: bool = True, reviews: bool = False) -> dict[str, Any]:
     """``evalyard calibrate``: the human labels of DATA (or of a run's cases labelled with
@@ -106,7 +95,7 @@ def calibration(app: "Application", data: str | None, *, run_ref: str | None, sc
                                     with_baselines=with_baselines)
 
 
-def save_calibration(app: "Application", report: dict[str, Any], db: str | None) -> int:
+def save_calibration(app: "RunApplication", report: dict[str, Any], db: str | None) -> int:
     """Keep a calibration report, for runs of the same judge (fingerprint) to show and apply."""
     calib.check_savable(report)
     store = app.open_store(db)
@@ -117,7 +106,7 @@ def save_calibration(app: "Application", report: dict[str, Any], db: str | None)
 
 # -- a pairwise judge's A/B (``evalyard compare BASE NEW --judge``) ----------------------------------
 
-def pairwise_run(app: "Application", base_ref: str, new_ref: str, *, judge: str = "pairwise",
+def pairwise_run(app: "RunApplication", base_ref: str, new_ref: str, *, judge: str = "pairwise",
                  judge_model: str | None = None, db: str | None = None, concurrency: int = 4) -> str:
     """The id of the pairwise judge's run over BASE and NEW: an earlier one with the same judge
     (resumed when it was interrupted), else a new one."""

@@ -43,16 +43,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("evalyard.batch")
 
-#: litellm providers whose batch endpoint takes OpenAI's JSONL request format.
-BATCH_PROVIDERS = frozenset({"openai", "azure", "hosted_vllm", "litellm_proxy", "mistral", "xai"})
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 #: Calls one job may hold (OpenAI's limit is 50,000 per job).
 MAX_JOB_REQUESTS = 50_000
-
-
-def batchable(model: str) -> bool:
-    provider, _, name = model.partition("/")
-    return bool(name) and provider in BATCH_PROVIDERS
 
 
 @dataclass

@@ -376,7 +376,7 @@ class ModelLayer:
     def _batched(self, model: str) -> bool:
         if self.batch is None:
             return False
-        from .batch import batchable
+        from .providers import batchable
 
         wanted = self.settings_for(model).batch
         return batchable(model) and (wanted if wanted is not None else self.batch_all)

@@ -191,3 +191,15 @@ def supports_param(litellm: Any, model: str, name: str) -> bool | None:
     if params is None:
         return None
     return name in params
+
+
+#: litellm providers whose batch endpoint takes OpenAI's JSONL request format.
+BATCH_PROVIDERS = frozenset({"openai", "azure", "hosted_vllm", "litellm_proxy", "mistral", "xai"})
+
+
+def batchable(model: str) -> bool:
+    """Whether ``model``'s calls can go out as provider batch jobs (``run --batch``): asked by the
+    model layer (which call joins the batch queue) and the forecast, so it lives here, below both
+    the layer and the queue."""
+    provider, _, name = model.partition("/")
+    return bool(name) and provider in BATCH_PROVIDERS
