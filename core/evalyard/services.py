@@ -18,16 +18,17 @@ from .errors import InputError
 from .figures.labels import labelled_cases
 
 if TYPE_CHECKING:
+    from .registry import Registry
     from .run_contract import RunApplication
     from .store import Store
 
 
 # -- calibrating a scorer against human labels (``evalyard calibrate``) ----------------------------
 
-def _scorer_instance(app: "RunApplication", entry: dict[str, Any]) -> Any:
+def _scorer_instance(registry: "Registry", entry: dict[str, Any]) -> Any:
     """The run's scorer, to ask it for the value calibration should use (its stored config, else defaults)."""
     try:
-        cls = app.registry.scorers.entry(entry.get("qualified") or entry["name"]).obj
+        cls = registry.scorers.entry(entry.get("qualified") or entry["name"]).obj
     except Exception:  # a scorer no longer installed: its stored values still calibrate
         return None
     try:
@@ -84,7 +85,7 @@ def calibration(app: "RunApplication", data: str | None, *, run_ref: str | None,
     store = app.open_store(db)
     run = store.get_run(run_ref)
     entry = labels.scorer_entry(run, scorer)
-    instance = _scorer_instance(app, entry)
+    instance = _scorer_instance(app.registry, entry)
     source = calib.value_source(instance, value)
     if source == "calibration_value" and instance is None:
         raise InputError(f"scorer {entry['name']!r} is not installed: calibrate on --value value or details.KEY")
@@ -93,15 +94,6 @@ def calibration(app: "RunApplication", data: str | None, *, run_ref: str | None,
     return calib.calibration_report(suite.cases, results, cases, entry, instance, source, run_id=run.id, data=data,
                                     data_hash=data_hash, label_field=label_field, positive=positive,
                                     with_baselines=with_baselines)
-
-
-def save_calibration(app: "RunApplication", report: dict[str, Any], db: str | None) -> int:
-    """Keep a calibration report, for runs of the same judge (fingerprint) to show and apply."""
-    calib.check_savable(report)
-    store = app.open_store(db)
-    return store.save_calibration(fingerprint=report["fingerprint"], scorer=report.get("qualified") or report["scorer"],
-                                  data_path=report["data"], data_hash=report["data_hash"], run_id=report["run_id"],
-                                  n=report["summary"]["n"], report=report)
 
 
 # -- a pairwise judge's A/B (``evalyard compare BASE NEW --judge``) ----------------------------------

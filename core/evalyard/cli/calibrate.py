@@ -12,7 +12,8 @@ from typing import Any
 import click
 
 from ..analysis.calibration import DEFAULT_LABEL, SHOWN_DISAGREEMENTS, card_line
-from ..services import calibration, save_calibration
+from ..figures.calibrations import save_calibration
+from ..services import calibration
 from .options import current_app, echo_json, table
 
 
@@ -189,7 +190,7 @@ def calibrate_command(data, run_ref, scorer, label_field, positive, judge_model,
                          judge_model=judge_model, db=db_url, concurrency=concurrency, value=value,
                          with_baselines=baselines, reviews=reviews)
     if save:
-        report["saved"] = save_calibration(app, report, db_url)
+        report["saved"] = save_calibration(app.open_store(db_url), report)
     if as_json:
         echo_json(report)
     else:

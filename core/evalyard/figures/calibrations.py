@@ -1,5 +1,5 @@
-"""A run's saved calibrations: the one each scorer applies, and the judges' agreement with people
-that a run shows (``analysis.calibration``), read from the store."""
+"""A run's saved calibrations: the one each scorer applies, the judges' agreement with people that
+a run shows (``analysis.calibration``), read from the store, and a calibration report kept."""
 
 from __future__ import annotations
 
@@ -48,3 +48,11 @@ def agreements(store: "Store", specs: list[dict[str, Any]]) -> dict[str, dict[st
         if view is not None:
             out[spec["name"]] = view
     return out
+
+
+def save_calibration(store: "Store", report: dict[str, Any]) -> int:
+    """Keep a calibration report, for runs of the same judge (fingerprint) to show and apply."""
+    calib.check_savable(report)
+    return store.save_calibration(fingerprint=report["fingerprint"], scorer=report.get("qualified") or report["scorer"],
+                                  data_path=report["data"], data_hash=report["data_hash"], run_id=report["run_id"],
+                                  n=report["summary"]["n"], report=report)
