@@ -61,29 +61,38 @@ def judges_app(qwen_models, monkeypatch):
     return Application()
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(3600)  # about 60 one-token calls: a few minutes on an idle pair of cores
-def test_every_builtin_binary_judge_gives_a_readable_verdict_by_default(judges_app, tmp_path):
+#: Each example set's judges are cut into this many parts, one test each, so pytest-xdist can spread
+#: the calls over its workers; the set with most judges gets most parts.
+PARTS = {"conciseness.jsonl": 3, "faithfulness.jsonl": 1, "correctness.jsonl": 1}
+
+
+def test_every_builtin_binary_judge_has_a_labelled_example_set(judges_app):
     judges = binary_judges(judges_app)
     # The criteria family's yes/no aspects at least; a new binary judge must be given an example set.
     assert {"correctness", "conciseness", "relevance", "judge/hallucination"} <= set(judges)
     missing = {name: fields for name, fields in judges.items() if fields not in SET_FOR_FIELDS}
     assert not missing, f"binary judges with no labelled example set for their fields: {missing}"
-    by_set: dict[str, list[str]] = {}
-    for name, fields in judges.items():
-        by_set.setdefault(SET_FOR_FIELDS[fields], []).append(name)
-    store = judges_app.open_store()
-    for data_name, names in sorted(by_set.items()):
-        data = run_json(judges_app, str(first_cases(tmp_path, data_name)), *[a for n in names for a in ("-s", n)])
-        results = list(store.results(data["run_id"]))
-        assert len(results) == CASES * len(names)
-        scorers = judges_app.registry.scorers
-        unreadable = [(r.scorer, r.case_id, r.label, r.error or r.details.get("raw")) for r in results
-                      if r.error or r.label not in scorers.get(r.scorer).labels or r.value is None]
-        assert not unreadable, f"{data_name}: {unreadable}"
-        # Not one word to everything: the set's cases get both verdicts from the judges as a whole
-        # (one judge may rightly say no to all four, e.g. harmfulness on harmless answers)
-        assert len({r.value for r in results}) > 1, data_name
+    assert set(SET_FOR_FIELDS.values()) == set(PARTS)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)  # a dozen or two one-token calls: a minute or two on an idle core
+@pytest.mark.parametrize("data_name, part", [(name, part) for name, parts in PARTS.items() for part in range(parts)])
+def test_every_builtin_binary_judge_gives_a_readable_verdict_by_default(judges_app, tmp_path, data_name, part):
+    judges = binary_judges(judges_app)
+    names = sorted(name for name, fields in judges.items() if SET_FOR_FIELDS.get(fields) == data_name)
+    names = names[part::PARTS[data_name]]
+    assert names, f"{data_name} part {part}: no judges"
+    data = run_json(judges_app, str(first_cases(tmp_path, data_name)), *[a for n in names for a in ("-s", n)])
+    results = list(judges_app.open_store().results(data["run_id"]))
+    assert len(results) == CASES * len(names)
+    scorers = judges_app.registry.scorers
+    unreadable = [(r.scorer, r.case_id, r.label, r.error or r.details.get("raw")) for r in results
+                  if r.error or r.label not in scorers.get(r.scorer).labels or r.value is None]
+    assert not unreadable, f"{data_name}: {unreadable}"
+    # Not one word to everything: the cases get both verdicts from the part's judges as a whole
+    # (one judge may rightly say no to all four, e.g. harmfulness on harmless answers)
+    assert len({r.value for r in results}) > 1, (data_name, names)
 
 
 @pytest.mark.slow
