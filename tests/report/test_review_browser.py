@@ -82,7 +82,7 @@ def _stop(server, interrupt: bool = False) -> str:
     """Stop a server (Ctrl-C ends the session and prints its summary); returns what it printed after."""
     if server.poll() is None:
         server.send_signal(signal.SIGINT if interrupt else signal.SIGTERM)
-    out, _ = server.communicate(timeout=30)
+    out, _ = server.communicate(timeout=120)  # a deadline, not a wait: the summary may be slow on a loaded machine
     return out
 
 
