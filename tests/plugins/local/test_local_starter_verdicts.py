@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from evalyard.cli import cli
@@ -17,11 +18,29 @@ from local_helpers import QWEN, SMOL
 QUICKSTART = Path(__file__).resolve().parents[3] / "examples" / "quickstart.yaml"
 
 
-def run_starter(app, tmp_path, model, scorer, *extra):
+#: The qwen test runs the quickstart cases in this many parts, one test each, so pytest-xdist can
+#: spread its calls over its workers.
+QWEN_PARTS = 2
+
+
+def quickstart_part(tmp_path, part: int, parts: int) -> tuple[Path, int]:
+    """The quickstart suite with every ``parts``-th of its cases from the ``part``-th on, and how many."""
+    suite = yaml.safe_load(QUICKSTART.read_text())
+    lines = (QUICKSTART.parent / suite["data"]).read_text().splitlines()[part::parts]
+    folder = tmp_path / "suite"  # not the prompts directory run_starter writes into
+    folder.mkdir()
+    data = folder / f"quickstart-part{part}.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    path = folder / f"quickstart-part{part}.yaml"
+    path.write_text(yaml.safe_dump({**suite, "data": str(data)}))
+    return path, len(lines)
+
+
+def run_starter(app, tmp_path, model, scorer, *extra, suite=QUICKSTART):
     runner = CliRunner()
     made = runner.invoke(cli, ["prompts", "new", "answers_ok", "--answer", "binary", "--dir", str(tmp_path)], obj=app)
     assert made.exit_code == 0, made.output
-    result = runner.invoke(cli, ["run", str(QUICKSTART), "--prompts-dir", str(tmp_path), "-s", scorer,
+    result = runner.invoke(cli, ["run", str(suite), "--prompts-dir", str(tmp_path), "-s", scorer,
                                  "--judge-model", model, "--json", *extra], obj=app)
     assert result.exit_code in (0, 1), result.output  # 1: a threshold failed, which is the model's business
     data = json.loads(result.stdout)
@@ -43,9 +62,11 @@ def test_smollm_with_logprobs_gives_every_quickstart_case_a_p_yes_from_one_token
 
 @pytest.mark.slow
 @pytest.mark.timeout(3000)
-def test_qwen_by_default_gives_every_case_a_readable_verdict(qwen_models, app, tmp_path):
+@pytest.mark.parametrize("part", range(QWEN_PARTS))
+def test_qwen_by_default_gives_every_case_a_readable_verdict(qwen_models, app, tmp_path, part):
+    suite, cases = quickstart_part(tmp_path, part, QWEN_PARTS)
     # No options: on a local model the judge answers in one word (no reasoning unless asked for)
-    data, rows = run_starter(app, tmp_path, QWEN, "answers_ok")
-    assert data["scorers"]["answers_ok"]["errors"] == 0 and len(rows) == 20
+    data, rows = run_starter(app, tmp_path, QWEN, "answers_ok", suite=suite)
+    assert data["scorers"]["answers_ok"]["errors"] == 0 and len(rows) == cases == 20 // QWEN_PARTS
     assert all(row["label"] in ("yes", "no") and row["value"] in (0.0, 1.0) for row in rows)
-    assert data["usage"]["completion_tokens"] <= 20 * 8
+    assert data["usage"]["completion_tokens"] <= cases * 8
