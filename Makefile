@@ -12,7 +12,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test test-fast record-answers docs docs-transcripts bench clean browser screenshots
+.PHONY: install demo test test-fast record-answers docs docs-transcripts bench clean browser screenshots reference-envs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,9 +42,15 @@ demo: install local-models
 # alone. --durations=25 shows the slowest tests on every run, so creep is seen.
 XDIST      ?= -n 2 --dist loadgroup
 FULL_TIER  := local_model or ray or postgres or browser or slow
-test: install browser local-models
+test: install browser local-models reference-envs
 	$(BIN)/python -m pytest -q -rs $(XDIST) --durations=25 -m "not serial"
 	$(BIN)/python -m pytest -q -rs -m serial
+
+# The parity tests' reference packages (inspect-ai, ragas, agentevals, ...), each in a venv of its own
+# under the clone's git-ignored .venvs/ (tests/reference_envs.py), built before pytest starts so the
+# test run times the tests and not pip; a second run finds them built and changes nothing.
+reference-envs: install
+	$(BIN)/python tests/reference_envs.py
 
 # The fast tier: no real local model, Ray, PostgreSQL or Chromium, no `slow` test, and none of
 # the `serial` ones (they change .venv itself: the full tier's business).

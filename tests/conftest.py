@@ -93,36 +93,34 @@ def isolated_home(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def inspect_python():
     """The python of a venv with the real inspect-ai package (``tests/reference_envs.py``)."""
-    from reference_envs import reference_python
+    from reference_envs import REFERENCES, reference_python
 
-    return reference_python("inspect-ai==0.3.285")
+    return reference_python(*REFERENCES["inspect"])
 
 
 @pytest.fixture(scope="session")
 def agentevals_python():
     """The python of a venv with LangChain's agentevals 0.0.9 (``tests/reference_envs.py``)."""
-    from reference_envs import reference_python
+    from reference_envs import REFERENCES, reference_python
 
-    return reference_python("agentevals==0.0.9")
+    return reference_python(*REFERENCES["agentevals"])
 
 
 @pytest.fixture(scope="session")
 def ragas_python():
-    """The python of a venv with Ragas 0.4.3. langchain-community 0.4.2 (released after it)
-    dropped ``chat_models.vertexai``, which ragas 0.4.3 imports, so the one before is pinned;
-    rapidfuzz is Ragas' optional dependency for its string distances."""
-    from reference_envs import reference_python
+    """The python of a venv with Ragas 0.4.3 (``tests/reference_envs.py``)."""
+    from reference_envs import REFERENCES, reference_python
 
-    return reference_python("ragas==0.4.3", "langchain-community==0.4.1", "rapidfuzz==3.14.6")
+    return reference_python(*REFERENCES["ragas"])
 
 
 @pytest.fixture(scope="session")
 def raters_python():
     """The python of a venv with statsmodels (Cohen's and Fleiss' kappa) and krippendorff (alpha),
     the references of the reviewers' agreement figures (neither is a dependency of evalyard)."""
-    from reference_envs import reference_python
+    from reference_envs import REFERENCES, reference_python
 
-    return reference_python("statsmodels==0.15.0", "krippendorff==0.9.0")
+    return reference_python(*REFERENCES["raters"])
 
 
 @pytest.fixture

@@ -102,9 +102,9 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def jiwer_python():
-    from reference_envs import reference_python
+    from reference_envs import REFERENCES, reference_python
 
-    return reference_python("jiwer==4.0.0")
+    return reference_python(*REFERENCES["jiwer"])
 
 
 def ours(app, tmp_path, rows, config) -> dict:
