@@ -19,6 +19,12 @@ from testutil import TESTS
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Under pytest-xdist every worker loads its own copy of a local model: each gets its share of the
+# cores. Left to the load average (which lags a minute behind), a model loaded while the machine
+# is still quiet takes every core and then spins against the other workers for the whole session.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    os.environ.setdefault("EVALYARD_LOCAL_THREADS", str(max(1, len(os.sched_getaffinity(0))
+                                                             // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 #: The markers of the full tier, with what they mean (registered in pytest_configure below).
 FULL_TIER_MARKERS = {
@@ -42,6 +48,9 @@ MARKER_OF_FIXTURE = {
     "ragas_python": "slow",  # builds a venv with ragas from PyPI the first time
     "raters_python": "slow",  # builds a venv with statsmodels and krippendorff from PyPI the first time
 }
+
+#: The markers of tests that take up to minutes each, scheduled first (pytest_collection_modifyitems).
+LONG_MARKERS = ("local_model", "slow")
 
 #: Under pytest-xdist (``--dist loadgroup``) the tests sharing an expensive session fixture run
 #: in one worker, so that fixture starts once: marker or fixture -> group, first match wins.
@@ -73,6 +82,10 @@ def pytest_collection_modifyitems(config, items):
                 if item.get_closest_marker(name) is not None or name in fixtures:
                     item.add_marker(pytest.mark.xdist_group(group))
                     break
+    # Long tests first: pytest-xdist hands tests out in this order (after the groups), so the real
+    # models' minute-long tests start early and the run ends on short ones, not on one worker
+    # finishing a long test alone while the other idles.
+    items.sort(key=lambda item: not any(item.get_closest_marker(marker) for marker in LONG_MARKERS))
 
 
 @pytest.fixture(autouse=True)
