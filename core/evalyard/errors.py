@@ -1,6 +1,12 @@
 """Errors that the CLI turns into one clear line and exit code 2."""
 
 
+def printable(text: str) -> str:
+    """``text`` with each line break, other control character or lone surrogate escaped, so that a
+    message quoting the input (a file name, a key, a value) stays one printable line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class EvalyardError(Exception):
     """Base class for errors caused by the user's input or set-up (exit code 2)."""
 
@@ -13,7 +19,7 @@ class InputError(EvalyardError):
         where = ""
         if path is not None:
             # a file name may hold a newline or a lone surrogate: escaped, the error stays one printable line
-            where = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(path))
+            where = printable(str(path))
             if line is not None:
                 where += f":{line}"
             if field is not None:

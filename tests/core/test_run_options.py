@@ -177,3 +177,8 @@ def test_format_names_a_data_format_and_unknown_ones_list_the_registry(tmp_path,
     assert data["scorers"]["exact_match"]["mean"] == 1.0
     result = run_cli("run", path, "--format", "yaml-ish", "-s", "exact_match")
     assert result.exit_code == 2 and "unknown data format 'yaml-ish'" in result.output
+    # a suite whose data names a file with line breaks (the door fuzzer's): still one line, escaped
+    odd = write(tmp_path / "odd.yaml", "name: s\ndata: \"\\n\\n  \"\nscorers: [exact_match]\n")
+    result = run_cli("run", odd)
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert "no data format for" in result.output and "\\n" in result.output

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from ..errors import printable
+
 db_option = click.option(
     "--db", "db_url", envvar="EVALYARD_DB", metavar="URL",
     help="Database: any SQLAlchemy URL or a SQLite file path (default: evalyard.db in the data directory, "
@@ -19,6 +21,11 @@ class CLIError(click.ClickException):
     """Bad usage or bad input: one line on stderr, exit code 2."""
 
     exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        # whatever the message quotes (a file name, a key, a value from the input) may hold a line
+        # break or another control character: escaped, the error stays one printable line
+        super().__init__(printable(str(message)))
 
 
 def current_app(ctx: click.Context | None = None):
