@@ -68,8 +68,9 @@ def reviewed_runs(cli_env, tmp_path):
 def _start(cli_env, tmp_path, *args: str):
     """The review server as a user starts it; returns (process, url, session id) once it listens."""
     exe = Path(sys.executable).parent / "evalyard"
-    server = subprocess.Popen([str(exe), "review", *args, "--port", "0"], env=cli_env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    # PYTHONFAULTHANDLER: a server that does not stop can be made to print where each thread is (_stop)
+    server = subprocess.Popen([str(exe), "review", *args, "--port", "0"], env={**cli_env, "PYTHONFAULTHANDLER": "1"},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     line = server.stdout.readline()  # the server prints its address once it listens
     match = re.search(r"(http://127\.0\.0\.1:\d+/) \(session (rv[0-9a-f]+)", line)
     if not match:
@@ -82,7 +83,13 @@ def _stop(server, interrupt: bool = False) -> str:
     """Stop a server (Ctrl-C ends the session and prints its summary); returns what it printed after."""
     if server.poll() is None:
         server.send_signal(signal.SIGINT if interrupt else signal.SIGTERM)
-    out, _ = server.communicate(timeout=120)  # a deadline, not a wait: the summary may be slow on a loaded machine
+    try:
+        out, _ = server.communicate(timeout=60)  # a deadline, not a wait
+    except subprocess.TimeoutExpired:
+        server.send_signal(signal.SIGABRT)  # the fault handler prints every thread's stack, then it dies
+        out, err = server.communicate(timeout=30)
+        raise AssertionError(f"the review server did not stop within 60 s; it printed {out!r}; its threads:\n"
+                             + err[-6000:]) from None
     return out
 
 
@@ -251,3 +258,19 @@ def test_a_blind_review_in_the_browser(reviewed_runs, browser, cli_env, tmp_path
         _stop(server)
     report = json.loads(evalyard("review", "--summary", session, "--json", "--db", db, env=cli_env).stdout)
     assert report["win_rate"]["reviews"] == 6
+
+
+def test_ctrl_c_ends_the_session_while_a_browser_keeps_a_connection_open(reviewed_runs, cli_env, tmp_path):
+    """Browsers open connections ahead of need (Chromium's preconnect) and leave them idle; Ctrl-C
+    must still end the session and print the summary at once, not wait for the browser to let go
+    (it used to hang until the tab was closed: closing, the server joined every connection's
+    thread, and the one waiting for a request on the idle connection never ended)."""
+    db, runs = reviewed_runs
+    server, url, _ = _start(cli_env, tmp_path, runs["base"], runs["new"], "--reviewer", "cy", "--size", "3",
+                            "--db", db)
+    host, port = url.split("//")[1].rstrip("/").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as idle:  # connected, no request sent
+        assert _request(url, "GET", "/")[0] == 200  # the server is serving while the idle one waits
+        summary = _stop(server, interrupt=True)
+        assert idle.fileno() != -1
+    assert server.returncode == 0 and "review session" in summary and "no verdicts yet" in summary, summary
