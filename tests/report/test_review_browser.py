@@ -68,9 +68,13 @@ def reviewed_runs(cli_env, tmp_path):
 def _start(cli_env, tmp_path, *args: str):
     """The review server as a user starts it; returns (process, url, session id) once it listens."""
     exe = Path(sys.executable).parent / "evalyard"
-    # PYTHONFAULTHANDLER: a server that does not stop can be made to print where each thread is (_stop)
+    # PYTHONFAULTHANDLER: a server that does not stop can be made to print where each thread is (_stop).
+    # SIGINT as a terminal gives it: a shell that starts the test run in the background without job
+    # control (`make test &` in a script) has it ignored, and the ignoring would pass to the server,
+    # which Ctrl-C could then never stop
     server = subprocess.Popen([str(exe), "review", *args, "--port", "0"], env={**cli_env, "PYTHONFAULTHANDLER": "1"},
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     line = server.stdout.readline()  # the server prints its address once it listens
     match = re.search(r"(http://127\.0\.0\.1:\d+/) \(session (rv[0-9a-f]+)", line)
     if not match:
