@@ -273,8 +273,13 @@ def test_ctrl_c_ends_the_session_while_a_browser_keeps_a_connection_open(reviewe
     server, url, _ = _start(cli_env, tmp_path, runs["base"], runs["new"], "--reviewer", "cy", "--size", "3",
                             "--db", db)
     host, port = url.split("//")[1].rstrip("/").split(":")
-    with socket.create_connection((host, int(port)), timeout=10) as idle:  # connected, no request sent
-        assert _request(url, "GET", "/")[0] == 200  # the server is serving while the idle one waits
-        summary = _stop(server, interrupt=True)
-        assert idle.fileno() != -1
+    try:
+        with socket.create_connection((host, int(port)), timeout=10) as idle:  # connected, no request sent
+            assert _request(url, "GET", "/")[0] == 200  # the server is serving while the idle one waits
+            summary = _stop(server, interrupt=True)
+            assert idle.fileno() != -1
+    finally:
+        if server.poll() is None:  # a failed check leaves no server running
+            server.kill()
+            server.communicate()
     assert server.returncode == 0 and "review session" in summary and "no verdicts yet" in summary, summary
